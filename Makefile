@@ -1,0 +1,59 @@
+# loomnb: `make train` and `make test` set everything up from nothing (a .venv beside this file), then run.
+# Both are idempotent: .venv is reused and reinstalled only when pyproject.toml changes.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.loomnb-installed
+TORCH_PIN := torch==2.13.0
+OUT ?= runs/train
+
+.PHONY: setup system-deps test train docs readme export bench clean help
+
+help:
+	@echo "make train   set up, then train PPO on CartPole through papermill_runs/train.ipynb ($(OUT))"
+	@echo "make test    set up, then run the whole test suite (what CI runs)"
+	@echo "make docs    build the documentation site into _docs/"
+	@echo "make bench   run the benchmarks in bench/ (installs the bench extra)"
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), f"loomnb needs Python 3.11+, found {sys.version.split()[0]}"'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q $(TORCH_PIN)
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+# Debian packages the tests drive for real: a headless browser for the docs check and a Redis server.
+system-deps:
+	@missing=""; command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+test: setup system-deps
+	@bash scripts/test.sh
+
+train: setup
+	@bash scripts/train.sh "$(OUT)"
+
+docs: setup system-deps
+	@source $(BIN)/activate && bash scripts/docs.sh
+
+readme: setup
+	$(BIN)/python scripts/readme.py
+
+export: setup
+	source $(BIN)/activate && bash scripts/check_sync.sh || true
+
+bench: setup
+	$(BIN)/python -m pip install -q -e ".[bench]" || echo "some benchmark peers failed to install; their rows will be skipped"
+	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf _docs _proc runs .pytest_cache

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it. Ends with pytest's own summary line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source .venv/bin/activate
+export WANDB_MODE=disabled WANDB_SILENT=true GLOO_SOCKET_IFNAME=lo OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+export NUMBA_THREADING_LAYER=workqueue PYTHONHASHSEED=0
+export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$(mktemp -d)}"
+t0=$SECONDS
+step() { echo; echo "=== $* ($((SECONDS - t0)) s)"; }
+
+step "notebooks and package in sync, notebooks clean"
+bash scripts/check_sync.sh
+
+step "nbdev-test nbs/"
+nbdev-test --timing --n-workers 2
+step "nbdev-test tutorials/"
+if compgen -G "tutorials/*.ipynb" >/dev/null; then nbdev-test tutorials --timing --n-workers 2; fi
+
+step "docs site"
+bash scripts/docs.sh
+
+step "pytest tests/"
+python -m pytest tests -q -p no:cacheprovider --durations=10

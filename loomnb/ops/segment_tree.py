@@ -10,8 +10,8 @@ import numpy as np
 from numba import njit
 
 # %% auto #0
-__all__ = ['K', 'sum_tree_update', 'min_tree_update', 'sum_tree_find', 'sum_tree_stratified', 'SumTree', 'MinTree', 'SumTreeRef',
-           'MinTreeRef']
+__all__ = ['K', 'sum_tree_update', 'min_tree_update', 'sum_min_tree_update', 'sum_tree_find', 'sum_tree_stratified', 'SumTree',
+           'MinTree', 'SumTreeRef', 'MinTreeRef']
 
 # %% ../../nbs/12_ops.segment_tree.ipynb #c005
 K = 8  # branching factor: 8 float64 children = one 64-byte cache line
@@ -34,61 +34,83 @@ def _aligned_full(n: int, fill: float) -> np.ndarray:
     a = raw[start:start + n]; a[:] = fill
     return a
 
-# %% ../../nbs/12_ops.segment_tree.ipynb #c008
+# %% ../../nbs/12_ops.segment_tree.ipynb #c009
 @njit(cache=True, nogil=True)
 def sum_tree_update(tree, offsets, indices, values):
-    "Set leaves `indices` to `values` and recompute their ancestors as sums of K children (raw kernel)."
+    "Set leaves `indices` to `values`, then recompute ancestors as sums of K children (raw kernel)."
     nlev = offsets.shape[0] - 1
-    for b in range(indices.shape[0]):
-        i = indices[b]
-        tree[i] = values[b]
-        for l in range(nlev - 1):
-            p = i // K
-            base = offsets[l] + p * K
+    B = indices.shape[0]
+    cur = np.empty(B, np.int64)
+    for b in range(B):
+        tree[indices[b]] = values[b]; cur[b] = indices[b] // K
+    for l in range(nlev - 1):
+        lo, up = offsets[l], offsets[l + 1]
+        for b in range(B):
+            p = cur[b]; base = lo + p * K
             s = 0.0
             for c in range(K): s += tree[base + c]
-            tree[offsets[l + 1] + p] = s
-            i = p
+            tree[up + p] = s; cur[b] = p // K
 
 @njit(cache=True, nogil=True)
 def min_tree_update(tree, offsets, indices, values):
-    "Set leaves `indices` to `values` and recompute their ancestors as mins of K children (raw kernel)."
+    "Set leaves `indices` to `values`, then recompute ancestors as mins of K children (raw kernel)."
     nlev = offsets.shape[0] - 1
-    for b in range(indices.shape[0]):
-        i = indices[b]
-        tree[i] = values[b]
-        for l in range(nlev - 1):
-            p = i // K
-            base = offsets[l] + p * K
+    B = indices.shape[0]
+    cur = np.empty(B, np.int64)
+    for b in range(B):
+        tree[indices[b]] = values[b]; cur[b] = indices[b] // K
+    for l in range(nlev - 1):
+        lo, up = offsets[l], offsets[l + 1]
+        for b in range(B):
+            p = cur[b]; base = lo + p * K
             m = tree[base]
             for c in range(1, K):
-                v = tree[base + c]
-                if v < m: m = v
-            tree[offsets[l + 1] + p] = m
-            i = p
+                v = tree[base + c]; m = v if v < m else m
+            tree[up + p] = m; cur[b] = p // K
 
-# %% ../../nbs/12_ops.segment_tree.ipynb #c010
+@njit(cache=True, nogil=True)
+def sum_min_tree_update(sum_tree, min_tree, offsets, indices, values):
+    "`sum_tree_update` and `min_tree_update` of the same leaves in one pass (raw kernel)."
+    nlev = offsets.shape[0] - 1
+    B = indices.shape[0]
+    cur = np.empty(B, np.int64)
+    for b in range(B):
+        i = indices[b]; sum_tree[i] = values[b]; min_tree[i] = values[b]; cur[b] = i // K
+    for l in range(nlev - 1):
+        lo, up = offsets[l], offsets[l + 1]
+        for b in range(B):
+            p = cur[b]; base = lo + p * K
+            s = 0.0; m = min_tree[base]
+            for c in range(K):
+                s += sum_tree[base + c]
+                v = min_tree[base + c]; m = v if v < m else m
+            sum_tree[up + p] = s; min_tree[up + p] = m; cur[b] = p // K
+
+# %% ../../nbs/12_ops.segment_tree.ipynb #c011
 @njit(cache=True, nogil=True)
 def sum_tree_find(tree, offsets, prefixes, out):
-    "For each prefix, the leaf i with cumsum[i-1] <= prefix < cumsum[i]; writes into `out` (raw kernel)."
+    "For each prefix u, the leaf i with cumsum[i-1] <= u < cumsum[i] (zero leaves skipped); writes `out` (raw kernel)."
     nlev = offsets.shape[0] - 1
-    for b in range(prefixes.shape[0]):
-        u = prefixes[b]
-        j = 0
-        for l in range(nlev - 2, -1, -1):
-            base = offsets[l] + j * K
-            chosen = -1; last = 0
+    B = prefixes.shape[0]
+    u = prefixes.copy()
+    for b in range(B): out[b] = 0
+    for l in range(nlev - 2, -1, -1):
+        lo = offsets[l]
+        for b in range(B):
+            base = lo + out[b] * K
+            ub = u[b]; acc = 0.0; before = 0.0; cnt = 0; last = 0
             for c in range(K):
                 v = tree[base + c]
-                if v > 0.0:
-                    last = c
-                    if u < v:
-                        chosen = c; break
-                    u -= v
-            if chosen < 0:                 # rounding: prefix ran past the end, take the last positive child
-                chosen = last; u = tree[base + last]
-            j = j * K + chosen
-        out[b] = j
+                acc += v
+                le = acc <= ub
+                cnt += le
+                before = acc if le else before
+                last = c if v > 0.0 else last
+            if cnt >= K:                   # rounding: prefix ran past the end, take the last positive child
+                cnt = last; u[b] = tree[base + last]
+            else:
+                u[b] = ub - before
+            out[b] = out[b] * K + cnt
 
 @njit(cache=True, nogil=True)
 def sum_tree_stratified(tree, offsets, uniforms, out):
@@ -99,7 +121,7 @@ def sum_tree_stratified(tree, offsets, uniforms, out):
     for b in range(B): pref[b] = (b + uniforms[b]) * seg
     sum_tree_find(tree, offsets, pref, out)
 
-# %% ../../nbs/12_ops.segment_tree.ipynb #c012
+# %% ../../nbs/12_ops.segment_tree.ipynb #c013
 def _check_indices(indices, capacity, name="indices"):
     idx = np.asarray(indices)
     if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
@@ -124,7 +146,7 @@ def _check_capacity(capacity):
         raise ValueError(f"`capacity` must be a positive int, got {capacity!r}")
     return int(capacity)
 
-# %% ../../nbs/12_ops.segment_tree.ipynb #c013
+# %% ../../nbs/12_ops.segment_tree.ipynb #c014
 class SumTree:
     "K-ary sum tree over `capacity` non-negative priorities, with batched prefix-sum search."
     def __init__(self, capacity: int): # Number of leaves (up to 10^7 and beyond; 8 bytes x 8/7 per leaf)
@@ -161,7 +183,7 @@ class SumTree:
         sum_tree_stratified(self.tree, self.offsets, rng.random(batch_size), out)
         return out
 
-# %% ../../nbs/12_ops.segment_tree.ipynb #c016
+# %% ../../nbs/12_ops.segment_tree.ipynb #c017
 class MinTree:
     "K-ary min tree over `capacity` values; empty leaves are +inf."
     def __init__(self, capacity: int): # Number of leaves
@@ -180,7 +202,7 @@ class MinTree:
         "Values at `indices`."
         return self.tree[:self.capacity][indices]
 
-# %% ../../nbs/12_ops.segment_tree.ipynb #c019
+# %% ../../nbs/12_ops.segment_tree.ipynb #c020
 class SumTreeRef:
     "Plain-Python sum tree: the definition `SumTree` is tested against."
     def __init__(self, capacity): self.p = [0.0] * capacity

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # tutorials/ lives outside nbs/ (it exports nothing); stage a copy so both builders see it as a site section.
-rm -rf nbs/tutorials && cp -r tutorials nbs/tutorials
+rm -rf nbs/tutorials && mkdir -p nbs/tutorials && { [ -d tutorials ] && cp -r tutorials/. nbs/tutorials/ || true; }
 trap 'rm -rf nbs/tutorials' EXIT
 if command -v quarto >/dev/null 2>&1 && [ -z "${LOOMNB_DOCS_OFFLINE:-}" ]; then
   echo "docs: building with Quarto (nbdev-docs)"

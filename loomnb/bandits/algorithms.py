@@ -17,8 +17,9 @@ from .core import (WeightSchemaError, WeightHealth, Transition, RLAlgorithmProto
 
 # %% auto #0
 __all__ = ['ALGORITHMS', 'RECOMMENDED_ALGORITHM', 'AlgorithmParameters', 'BaseBandit', 'EpsilonGreedyBandit', 'ContextualBandit',
-           'ridge_scores_ref', 'ridge_scores_kernel', 'sherman_morrison_ref', 'sherman_morrison_kernel', 'LinUCBBandit',
-           'LinearThompsonBandit', 'SoftmaxBandit', 'make_algorithm', 'linear_problem', 'simulate']
+           'ridge_scores_ref', 'ridge_scores_kernel', 'sherman_morrison_ref', 'sherman_morrison_kernel',
+           'linucb_select_kernel', 'LinUCBBandit', 'LinearThompsonBandit', 'SoftmaxBandit', 'make_algorithm',
+           'linear_problem', 'simulate']
 
 # %% ../../nbs/91_bandits.algorithms.ipynb #c006
 @dataclass
@@ -82,9 +83,10 @@ class BaseBandit:
     def _tie_argmax(self, s: np.ndarray) -> tuple[int, int]:
         "Index of a maximum of `s` (random among ties) and the number of ties."
         i = int(np.argmax(s)); m = s[i]
-        ties = np.flatnonzero(s >= m - 1e-12 * max(1.0, abs(m)))
-        if ties.size == 1: return i, 1
-        return int(ties[self.rng.integers(ties.size)]), int(ties.size)
+        tie = s >= m - 1e-12 * max(1.0, abs(m))
+        n = int(np.count_nonzero(tie))
+        if n == 1: return i, 1
+        return int(np.flatnonzero(tie)[self.rng.integers(n)]), n
 
     def _inputs(self, weights, state_vector, available_actions):
         x = as_state(state_vector); acts = as_actions(available_actions)
@@ -247,6 +249,27 @@ def sherman_morrison_kernel(A_inv, b, theta, a, x, r, Ax):
         for j in range(d): s += A_inv[a, i, j] * b[a, j]
         theta[a, i] = s
 
+@njit(cache=True)
+def linucb_select_kernel(theta, A_inv, x, acts, alpha, scores):
+    "Fused LinUCB scoring: fills `scores`, returns (first best index, number of ties, best mean < max mean)."
+    n = acts.shape[0]; d = x.shape[0]
+    best = -np.inf; ibest = 0; mu_best = 0.0; mu_max = -np.inf
+    for k in range(n):
+        a = acts[k]; m = 0.0; v = 0.0
+        for i in range(d):
+            m += theta[a, i] * x[i]
+            s = 0.0
+            for j in range(d): s += A_inv[a, i, j] * x[j]
+            v += x[i] * s
+        sc = m + alpha * np.sqrt(v if v > 0.0 else 0.0)
+        scores[k] = sc
+        if m > mu_max: mu_max = m
+        if sc > best: best = sc; ibest = k; mu_best = m
+    tol = 1e-12 * max(1.0, abs(best)); ties = 0
+    for k in range(n):
+        if scores[k] >= best - tol: ties += 1
+    return ibest, ties, mu_best < mu_max
+
 # %% ../../nbs/91_bandits.algorithms.ipynb #c021
 class _RidgeBandit(BaseBandit):
     schema = {"A_inv": ("K", "d", "d"), "b": ("K", "d"), "theta": ("K", "d"), "counts": ("K",)}
@@ -283,10 +306,11 @@ class LinUCBBandit(_RidgeBandit):
         return best / best.sum()
     def predict_sync(self, weights, state_vector, available_actions):
         w, x, acts = self._inputs(weights, state_vector, available_actions)
-        mu, var = self._mu_var(w, x, acts)
-        s = mu + self.params.alpha * np.sqrt(var)
-        i, ties = self._tie_argmax(s)
-        return int(acts[i]), {"algorithm": self.name, "exploration_triggered": bool(mu[i] < mu.max()),
+        s = np.empty(acts.size)
+        i, ties, explored = linucb_select_kernel(w["theta"], w["A_inv"], x, acts, float(self.params.alpha), s)
+        if ties > 1:  # random tie-break (cold start); recompute the exploration flag for the chosen one
+            i, ties = self._tie_argmax(s); mu = self.expected_rewards(w, x, acts); explored = mu[i] < mu.max()
+        return int(acts[i]), {"algorithm": self.name, "exploration_triggered": bool(explored),
                               "propensity": 1.0 / ties, "scores": s}
 
 # %% ../../nbs/91_bandits.algorithms.ipynb #c023

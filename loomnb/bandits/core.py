@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/bandits.core.html.md"""
 
 # %% ../../nbs/90_bandits.core.ipynb #c003
 from __future__ import annotations
-import json, struct, zlib
+import json, math, struct, zlib
 from typing import Any, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 import numpy as np
 
@@ -59,11 +59,15 @@ def as_state(x, name: str="state_vector", dim: int | None=None) -> np.ndarray:
     if a.ndim != 1 or a.size == 0: raise ValueError(f"`{name}` must be a non-empty 1-D sequence of numbers, got shape {a.shape}")
     if dim is not None and a.size != dim:
         raise ValueError(f"`{name}` must have length {dim} (the model's feature dimension), got {a.size}")
-    if not np.isfinite(a).all(): raise ValueError(f"`{name}` must be finite, got {x!r}")
+    if not math.isfinite(a.sum()) and not np.isfinite(a).all(): raise ValueError(f"`{name}` must be finite, got {x!r}")
     return a
 
 def as_actions(actions, name: str="available_actions") -> np.ndarray:
     "`actions` as a non-empty int64 array of distinct non-negative indices, else ValueError naming `name`."
+    if isinstance(actions, (list, tuple)) and actions and all(type(v) is int for v in actions):  # fast path
+        if min(actions) < 0: raise ValueError(f"`{name}` must be non-negative, got {actions!r}")
+        if len(set(actions)) != len(actions): raise ValueError(f"`{name}` must not repeat actions, got {actions!r}")
+        return np.array(actions, dtype=np.int64)
     try: a = np.asarray(actions)
     except Exception as e: raise ValueError(f"`{name}` must be a list of action indices, got {actions!r}") from e
     if a.ndim != 1 or a.size == 0: raise ValueError(f"`{name}` must be a non-empty 1-D list of action indices, got {actions!r}")

@@ -60,10 +60,11 @@ class RolloutBuffer:
     def reset(self): self.pos = 0
 
     def add(self, obs, actions, logp, values, rewards, terminated, truncated):
-        "Write one vector step (each `[N, ...]`) at row `pos` and advance it."
+        "Write one vector step (each `[N, ...]`) at row `pos` and advance it (`obs=None`: row already written)."
         t = self.pos
         if t >= self.n_steps: raise IndexError(f"RolloutBuffer is full ({self.n_steps} steps); call reset()")
-        self.obs[t] = obs; self.actions[t] = actions; self.logp[t] = logp; self.values[t] = values
+        if obs is not None: self.obs[t] = obs
+        self.actions[t] = actions; self.logp[t] = logp; self.values[t] = values
         self.rewards[t] = rewards; self.terminated[t] = terminated; self.truncated[t] = truncated
         self.final_values[t] = 0.0
         self.pos = t + 1

@@ -163,6 +163,8 @@ def _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep
     return d
 
 # %% ../../nbs/30_envs.core.ipynb #c020
+_F32, _F64, _I64, _B = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_)
+
 class NativeVecEnv(VecEnv):
     "Base class of Numba-native vector envs: explicit state arrays and one compiled kernel per `step`/`reset`."
     state_dim: int = 0
@@ -181,6 +183,12 @@ class NativeVecEnv(VecEnv):
         self._seed(seed)
         self._all = np.ones(n, np.bool_)
         self._needs_reset = True
+        # hot-path constants: shapes, dtypes, the kernel, the exact action type that needs no conversion
+        self._kernel = type(self).step_kernel
+        self._oshape, self._n = (n, *self._obs_shape), (n,)
+        sp = self.single_action_space
+        self._ashape = (n,) if isinstance(sp, spaces.Discrete) else (n, *sp.shape)
+        self._adtype = _I64 if isinstance(sp, spaces.Discrete) else _F32
 
     def _seed(self, seed):
         if seed is None: seeds = [np.random.SeedSequence().entropy + i for i in range(self.num_envs)]
@@ -200,13 +208,13 @@ class NativeVecEnv(VecEnv):
     def step(self, actions):
         "Step all copies; same-step autoreset; returns `(obs, reward, terminated, truncated, info)`."
         if self._needs_reset: raise RuntimeError(f"{self.name}: call reset() before step()")
-        n = self.num_envs
-        a = check_actions(self.name, self.single_action_space, n, actions)
-        obs = np.empty((n, *self._obs_shape), np.float32); fobs = np.empty((n, *self._obs_shape), np.float32)
-        rew = np.empty(n, np.float32); term = np.empty(n, np.bool_); trunc = np.empty(n, np.bool_); done = np.empty(n, np.bool_)
-        ep_ret = np.empty(n); ep_len = np.empty(n, np.int64)
-        bad = type(self).step_kernel(self._state, self._t, self._ret, self._rng, self._params, a, self.max_episode_steps,
-                                     obs, rew, term, trunc, done, fobs, ep_ret, ep_len)
+        if type(actions) is np.ndarray and actions.dtype is self._adtype and actions.shape == self._ashape: a = actions
+        else: a = check_actions(self.name, self.single_action_space, self.num_envs, actions)
+        empty, os, n = np.empty, self._oshape, self._n
+        obs = empty(os, _F32); fobs = empty(os, _F32); rew = empty(n, _F32)
+        term = empty(n, _B); trunc = empty(n, _B); done = empty(n, _B); ep_ret = empty(n, _F64); ep_len = empty(n, _I64)
+        bad = self._kernel(self._state, self._t, self._ret, self._rng, self._params, a, self.max_episode_steps,
+                           obs, rew, term, trunc, done, fobs, ep_ret, ep_len)
         if bad >= 0: raise _bad_value(self.name, self.single_action_space, a, bad)
         return obs, rew, term, trunc, {"final_obs": fobs, "done": done, "episode_return": ep_ret, "episode_length": ep_len}
 

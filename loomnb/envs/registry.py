@@ -246,3 +246,5 @@ def make(id: str, # "Name-vX", "Name" (latest version) or any gymnasium id
 
 # %% ../../nbs/32_envs.registry.ipynb #c015
 register_environment("CartPole", "loomnb.envs.classic:CartPoleVecEnv", "1", 500, 475.0)
+register_environment("Identity", "loomnb.envs.toy:IdentityVecEnv", "0", 20, 19.0, n=4)
+register_environment("Target1D", "loomnb.envs.toy:Target1DVecEnv", "0", 20, -2.0)

@@ -10,9 +10,10 @@ import json, os, tempfile
 from pathlib import Path
 from typing import NamedTuple
 import numpy as np
+from numba import njit
 
 # %% auto #0
-__all__ = ['ReplayBatch', 'ReplayBuffer']
+__all__ = ['ReplayBatch', 'ring_write', 'gather_rows', 'uniform_indices', 'ReplayBuffer']
 
 # %% ../../nbs/21_buffers.replay.ipynb #c006
 class ReplayBatch(NamedTuple):
@@ -65,12 +66,52 @@ def _check_rng(rng, default):
     return rng
 
 # %% ../../nbs/21_buffers.replay.ipynb #c011
-def _ring_put(dst: np.ndarray, pos: int, src: np.ndarray):
-    "Write `src` (n <= len(dst) rows) into ring `dst` starting at `pos`, wrapping at the end."
-    n, cap = src.shape[0], dst.shape[0]
-    k = min(n, cap - pos)
-    dst[pos:pos + k] = src[:k]
-    if k < n: dst[:n - k] = src[k:]
+@njit(cache=True, nogil=True)
+def ring_write(pos, o, no, a, r, te, tr, d, O, NO, A, R, TE, TR, D):
+    "Write B rows at ring position `pos` (wrapping); 0 on success, -1 bad reward, -2 bad discount (raw kernel)."
+    B, cap = r.shape[0], O.shape[0]
+    for i in range(B):
+        if not np.isfinite(r[i]): return -1
+    for i in range(d.shape[0]):
+        if not (d[i] >= 0.0 and d[i] <= 1.0): return -2
+    has_next, has_d = NO.shape[0] > 0, D.shape[0] > 0
+    j = pos
+    for i in range(B):
+        O[j] = o[i]; A[j] = a[i]; R[j] = r[i]; TE[j] = te[i]; TR[j] = tr[i]
+        if has_next: NO[j] = no[i]
+        if has_d: D[j] = d[i]
+        j += 1
+        if j == cap: j = 0
+    return 0
+
+@njit(cache=True, nogil=True)
+def gather_rows(idx, O, NO, A, R, TE, TR, D):
+    "Rows `idx` of every field as fresh arrays (NO/D may be empty: then empty/ones are returned) (raw kernel)."
+    B, Do, Da = idx.shape[0], O.shape[1], A.shape[1]
+    o, a = np.empty((B, Do), O.dtype), np.empty((B, Da), A.dtype)
+    no = np.empty((B if NO.shape[0] > 0 else 0, Do), O.dtype)
+    r, te, tr, d = np.empty(B, R.dtype), np.empty(B, np.bool_), np.empty(B, np.bool_), np.ones(B, np.float32)
+    for b in range(B):            # one field at a time: independent loads, overlapping cache misses
+        i = idx[b]
+        for k in range(Do): o[b, k] = O[i, k]
+    for b in range(no.shape[0]):
+        i = idx[b]
+        for k in range(Do): no[b, k] = NO[i, k]
+    for b in range(B):
+        i = idx[b]
+        for k in range(Da): a[b, k] = A[i, k]
+    for b in range(B):
+        i = idx[b]; r[b] = R[i]; te[b] = TE[i]; tr[b] = TR[i]
+    if D.shape[0] > 0:
+        for b in range(B): d[b] = D[idx[b]]
+    return o, no, a, r, te, tr, d
+
+@njit(cache=True, nogil=True)
+def uniform_indices(u, size):
+    "floor(u * size) as int64 slots in [0, size) for uniforms u in [0, 1) (raw kernel)."
+    out = np.empty(u.shape[0], np.int64)
+    for b in range(u.shape[0]): out[b] = min(np.int64(u[b] * size), size - 1)
+    return out
 
 # %% ../../nbs/21_buffers.replay.ipynb #c014
 class ReplayBuffer:
@@ -96,6 +137,10 @@ class ReplayBuffer:
         self.rewards = np.zeros(cap, np.float32)
         self.terminated, self.truncated = np.zeros(cap, bool), np.zeros(cap, bool)
         self.discounts = np.ones(cap, np.float32) if self.store_discounts else None
+        self._o2 = self.obs.reshape(cap, -1)           # 2-D views the kernels work on
+        self._no2 = self._o2[:0] if self.next_obs is None else self.next_obs.reshape(cap, -1)
+        self._a2 = self.actions.reshape(cap, -1)
+        self._d = np.ones(0, np.float32) if self.discounts is None else self.discounts
         self.pos = self.size = 0
         self.streams = None   # optimize_memory: number of envs, fixed by the first push
         self.rng = np.random.default_rng(seed)
@@ -113,47 +158,75 @@ class ReplayBuffer:
 
     def push_batch(self, obs, action, reward, next_obs, terminated, truncated, discount=None):
         "Store a batch of B transitions (arrays with leading dimension B)."
+        B = self._fast_size(obs, action, reward, next_obs, terminated, truncated, discount)
+        if B < 0:   # not already exact-typed arrays: full validation and conversion
+            obs, action, reward, next_obs, terminated, truncated, discount = self._validate(
+                obs, action, reward, next_obs, terminated, truncated, discount)
+            B = reward.shape[0]
+        if B == 0: return
+        if self.optimize_memory:
+            return _push_shared_obs(self, obs, action, reward, next_obs, terminated, truncated, discount)
+        if B > self.capacity:   # only the newest `capacity` rows survive
+            k = B - self.capacity
+            self.pos = (self.pos + k) % self.capacity
+            obs, action, reward, next_obs, terminated, truncated = (x[k:] for x in (obs, action, reward, next_obs, terminated, truncated))
+            discount = None if discount is None else discount[k:]; B = self.capacity
+        start = self.pos
+        err = ring_write(start, obs if obs.ndim == 2 else obs.reshape(B, -1),
+                         next_obs if next_obs.ndim == 2 else next_obs.reshape(B, -1),
+                         action if action.ndim == 2 else action.reshape(B, -1), reward, terminated, truncated,
+                         self._d[:0] if discount is None else discount,
+                         self._o2, self._no2, self._a2, self.rewards, self.terminated, self.truncated, self._d)
+        if err == -1: raise ValueError("`reward` must be finite (no NaN or inf)")
+        if err == -2: raise ValueError("`discount` must lie in [0, 1]")
+        self._advance(B, self.capacity)
+        self._on_write(start, B, self.capacity)
+
+    def _fast_size(self, obs, action, reward, next_obs, terminated, truncated, discount) -> int:
+        "B if every argument is already an ndarray of the storage dtype and exact shape, else -1 (cheap checks only)."
+        nd = np.ndarray
+        if type(reward) is not nd or reward.ndim != 1 or reward.dtype.kind != "f": return -1
+        B = reward.shape[0]
+        so, sa = (B, *self.obs_shape), (B, *self.action_shape)
+        if not (type(obs) is nd and type(next_obs) is nd and type(action) is nd and type(terminated) is nd
+                and type(truncated) is nd and obs.shape == so and next_obs.shape == so and action.shape == sa
+                and obs.dtype == self.obs_dtype and next_obs.dtype == self.obs_dtype and action.dtype == self.action_dtype
+                and terminated.dtype == np.bool_ and truncated.dtype == np.bool_ and terminated.shape == (B,)
+                and truncated.shape == (B,)): return -1
+        if self.store_discounts != (discount is not None): return -1
+        if discount is not None and (type(discount) is not nd or discount.dtype != np.float32 or discount.shape != (B,)): return -1
+        return B
+
+    def _validate(self, obs, action, reward, next_obs, terminated, truncated, discount):
+        "Check every argument (ValueError naming it) and convert to the storage dtypes."
         r = np.asarray(reward)
         if r.ndim != 1: raise ValueError(f"`reward` must be 1-D [B], got shape {r.shape}")
         B = r.shape[0]
-        o = _check_arr(obs, "obs", (B, *self.obs_shape), self.obs_dtype)
-        no = _check_arr(next_obs, "next_obs", (B, *self.obs_shape), self.obs_dtype)
-        a = _check_arr(action, "action", (B, *self.action_shape), self.action_dtype)
-        r = _check_rewards(r, (B,))
+        o = _check_arr(obs, "obs", (B, *self.obs_shape), self.obs_dtype).astype(self.obs_dtype, copy=False)
+        no = _check_arr(next_obs, "next_obs", (B, *self.obs_shape), self.obs_dtype).astype(self.obs_dtype, copy=False)
+        a = _check_arr(action, "action", (B, *self.action_shape), self.action_dtype).astype(self.action_dtype, copy=False)
+        r = _check_rewards(r, (B,)).astype(np.float32, copy=False)
         te = _check_arr(terminated, "terminated", (B,), bool)
         tr = _check_arr(truncated, "truncated", (B,), bool)
         if self.store_discounts:
             if discount is None: raise ValueError("`discount` is required: this buffer has store_discounts=True")
-            d = _check_arr(discount, "discount", (B,), np.float32)
+            d = _check_arr(discount, "discount", (B,), np.float32).astype(np.float32, copy=False)
             if not (np.isfinite(d).all() and (d >= 0).all() and (d <= 1).all()):
                 raise ValueError("`discount` must lie in [0, 1]")
         elif discount is not None: raise ValueError("`discount` given but this buffer has store_discounts=False")
         else: d = None
-        if B == 0: return np.empty(0, np.int64)
-        if self.optimize_memory: return _push_shared_obs(self, o, a, r, no, te, tr, d)
-        if B > self.capacity:   # only the newest `capacity` rows survive
-            k = B - self.capacity
-            self.pos = (self.pos + k) % self.capacity
-            o, a, r, no, te, tr = o[k:], a[k:], r[k:], no[k:], te[k:], tr[k:]
-            d = None if d is None else d[k:]; B = self.capacity
-        slots = (self.pos + np.arange(B)) % self.capacity
-        for dst, src in ((self.obs, o), (self.next_obs, no), (self.actions, a), (self.rewards, r),
-                         (self.terminated, te), (self.truncated, tr), (self.discounts, d)):
-            if src is not None: _ring_put(dst, self.pos, src)
-        self._advance(B, self.capacity)
-        self._on_write(slots)
-        return slots
+        return o, a, r, no, te, tr, d
 
     def _advance(self, B, cap):
         self.pos = (self.pos + B) % cap
         self.size = min(self.size + B, cap)
 
-    def _on_write(self, slots): "Hook for subclasses (priorities of new slots)."
+    def _on_write(self, start, B, cap): "Hook for subclasses: slots (start + arange(B)) % cap were just written."
 
     def sample(self, batch_size: int, rng: np.random.Generator|int|None=None) -> ReplayBatch:
         "Draw `batch_size` transitions uniformly (with replacement) using `rng`."
         self._check_batch(batch_size)
-        idx = _check_rng(rng, self.rng).integers(0, self.size, batch_size)
+        idx = uniform_indices(_check_rng(rng, self.rng).random(batch_size), self.size)
         return self._gather(idx, np.ones(batch_size, np.float32))
 
     def _check_batch(self, batch_size):
@@ -178,15 +251,20 @@ class ReplayBuffer:
     def _load_extra(self, meta, arr): pass
 
     def _gather(self, idx, weights) -> ReplayBatch:
-        nxt = _shared_next_obs(self, idx) if self.optimize_memory else self.next_obs[idx]
-        return ReplayBatch(self.obs[idx], self.actions[idx], self.rewards[idx], nxt, self.terminated[idx],
-                           self.truncated[idx], weights, idx,
-                           None if self.discounts is None else self.discounts[idx])
+        o, no, a, r, te, tr, d = gather_rows(idx, self._o2, self._no2, self._a2, self.rewards, self.terminated,
+                                             self.truncated, self._d)
+        B = idx.shape[0]
+        if self.obs.ndim != 2: o, no = o.reshape(B, *self.obs_shape), no.reshape(B, *self.obs_shape)
+        if self.actions.ndim != 2: a = a.reshape(B, *self.action_shape)
+        if self.optimize_memory: no = _shared_next_obs(self, idx)
+        return ReplayBatch(o, a, r, no, te, tr, weights, idx, d if self.store_discounts else None)
 
 # %% ../../nbs/21_buffers.replay.ipynb #c021
 def _push_shared_obs(buf, o, a, r, no, te, tr, d):
     "optimize_memory push: obs stored once; episode ends and the newest step keep their own next_obs."
     B = o.shape[0]
+    if not np.isfinite(r).all(): raise ValueError("`reward` must be finite (no NaN or inf)")
+    if d is not None and not ((d >= 0) & (d <= 1)).all(): raise ValueError("`discount` must lie in [0, 1]")
     if buf.streams is None:
         if B > buf.capacity: raise ValueError(f"`obs`: batch of {B} envs exceeds `capacity`={buf.capacity}")
         buf.streams, buf._cap = B, buf.capacity - buf.capacity % B
@@ -219,9 +297,9 @@ def _push_shared_obs(buf, o, a, r, no, te, tr, d):
         f = buf._free.pop(); buf._final[f] = no[k]; buf._final_slot[slots[k]] = f
     buf._pending[:] = no
     buf._latest[:], buf._latest_done[:] = slots, done
+    start = buf.pos
     buf._advance(B, buf._cap)
-    buf._on_write(slots)
-    return slots
+    buf._on_write(start, B, buf._cap)
 
 def _shared_next_obs(buf, idx):
     "next_obs of slots `idx` in optimize_memory mode."

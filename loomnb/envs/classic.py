@@ -13,7 +13,10 @@ from gymnasium import spaces
 from .core import NativeVecEnv, EnvSpec, pcg64_uniform, _episode_bookkeeping
 
 # %% auto #0
-__all__ = ['compare_with_gymnasium', 'cartpole_step_kernel', 'cartpole_reset_kernel', 'CartPoleVecEnv']
+__all__ = ['compare_with_gymnasium', 'cartpole_step_kernel', 'cartpole_reset_kernel', 'CartPoleVecEnv', 'acrobot_step_kernel',
+           'acrobot_reset_kernel', 'AcrobotVecEnv', 'mountaincar_step_kernel', 'mountaincar_reset_kernel',
+           'MountainCarVecEnv', 'pendulum_step_kernel', 'pendulum_reset_kernel', 'PendulumVecEnv',
+           'mountaincarcont_step_kernel', 'mountaincarcont_reset_kernel', 'MountainCarContinuousVecEnv']
 
 # %% ../../nbs/31_envs.classic.ipynb #c005
 def compare_with_gymnasium(env_id: str, # Native id, also used for gymnasium.make
@@ -30,7 +33,7 @@ def compare_with_gymnasium(env_id: str, # Native id, also used for gymnasium.mak
     ref = gym.make_vec(env_id, num_envs=N, vectorization_mode="sync", vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP}, **kwargs)
     o1, _ = ours.reset(); o2, _ = ref.reset(seed=seed)
     np.testing.assert_allclose(o1, o2, atol=atol, rtol=0, err_msg=f"{env_id}: reset observations differ")
-    n_done = 0
+    n_term = n_trunc = 0
     for t in range(T):
         o1, r1, te1, tr1, i1 = ours.step(actions[t]); o2, r2, te2, tr2, i2 = ref.step(actions[t])
         where = f"{env_id}: step {t}"
@@ -40,9 +43,9 @@ def compare_with_gymnasium(env_id: str, # Native id, also used for gymnasium.mak
         np.testing.assert_allclose(o1, o2, atol=atol, rtol=0, err_msg=f"{where}: observation differs")
         for n in np.flatnonzero(te1 | tr1):
             np.testing.assert_allclose(i1["final_obs"][n], i2["final_obs"][n], atol=atol, rtol=0, err_msg=f"{where}: final obs differs")
-        n_done += int((te1 | tr1).sum())
+        n_term += int(te1.sum()); n_trunc += int(tr1.sum())
     ref.close()
-    return {"steps": T * N, "episodes_ended": n_done, "terminated": None}
+    return {"steps": T * N, "terminated": n_term, "truncated": n_trunc}
 
 # %% ../../nbs/31_envs.classic.ipynb #c007
 _CP_THETA = 12 * 2 * math.pi / 360
@@ -113,3 +116,287 @@ class CartPoleVecEnv(NativeVecEnv):
                  spec: EnvSpec | None=None): # Registry spec (set by `make`)
         spec = spec or EnvSpec("CartPole", "1", "loomnb.envs.classic:CartPoleVecEnv", max_episode_steps, 475.0)
         super().__init__(num_envs, seed, spec, np.array([float(sutton_barto_reward)]), max_episode_steps)
+
+# %% ../../nbs/31_envs.classic.ipynb #c024
+@njit(cache=True)
+def _acrobot_dsdt(s0, s1, s2, s3, a, two):
+    "Time derivative of (theta1, theta2, dtheta1, dtheta2) under torque `a` (gymnasium's `_dsdt`, book variant)."
+    m1 = 1.0; m2 = 1.0; l1 = 1.0; lc1 = 0.5; lc2 = 0.5; I1 = 1.0; I2 = 1.0; g = 9.8; pi = math.pi
+    theta1 = s0; theta2 = s1; dtheta1 = s2; dtheta2 = s3
+    d1 = m1 * lc1 ** 2 + m2 * (l1 ** 2 + lc2 ** 2 + 2 * l1 * lc2 * math.cos(theta2)) + I1 + I2
+    d2 = m2 * (lc2 ** 2 + l1 * lc2 * math.cos(theta2)) + I2
+    phi2 = m2 * lc2 * g * math.cos(theta1 + theta2 - pi / 2.0)
+    phi1 = (-m2 * l1 * lc2 * math.pow(dtheta2, two) * math.sin(theta2) - 2 * m2 * l1 * lc2 * dtheta2 * dtheta1 * math.sin(theta2)
+            + (m1 * lc1 + m2 * l1) * g * math.cos(theta1 - pi / 2) + phi2)
+    ddtheta2 = (a + d2 / d1 * phi1 - m2 * l1 * lc2 * math.pow(dtheta1, two) * math.sin(theta2) - phi2) / (m2 * lc2 ** 2 + I2 - math.pow(d2, two) / d1)
+    ddtheta1 = -(d2 * ddtheta2 + phi1) / d1
+    return dtheta1, dtheta2, ddtheta1, ddtheta2
+
+@njit(cache=True)
+def _wrap(x, m, M):
+    diff = M - m
+    while x > M: x = x - diff
+    while x < m: x = x + diff
+    return x
+
+# %% ../../nbs/31_envs.classic.ipynb #c025
+@njit(cache=True)
+def _acrobot_reset_one(state, rng, i, params):
+    for k in range(4): state[i, k] = np.float32(pcg64_uniform(rng, i, -0.1, 0.1))
+
+@njit(cache=True)
+def _acrobot_dynamics(state, i, action, params):
+    "One RK4 step of copy `i`; returns (reward, terminated)."
+    a = -1.0 if action == 0 else (0.0 if action == 1 else 1.0)
+    y = np.empty(4); k1 = np.empty(4); k2 = np.empty(4); k3 = np.empty(4); k4 = np.empty(4)
+    for k in range(4): y[k] = state[i, k]
+    dt = 0.2; dt2 = dt / 2.0; two = params[0]
+    k1[0], k1[1], k1[2], k1[3] = _acrobot_dsdt(y[0], y[1], y[2], y[3], a, two)
+    k2[0], k2[1], k2[2], k2[3] = _acrobot_dsdt(y[0] + dt2 * k1[0], y[1] + dt2 * k1[1], y[2] + dt2 * k1[2], y[3] + dt2 * k1[3], a, two)
+    k3[0], k3[1], k3[2], k3[3] = _acrobot_dsdt(y[0] + dt2 * k2[0], y[1] + dt2 * k2[1], y[2] + dt2 * k2[2], y[3] + dt2 * k2[3], a, two)
+    k4[0], k4[1], k4[2], k4[3] = _acrobot_dsdt(y[0] + dt * k3[0], y[1] + dt * k3[1], y[2] + dt * k3[2], y[3] + dt * k3[3], a, two)
+    for k in range(4): y[k] = y[k] + dt / 6.0 * (k1[k] + 2 * k2[k] + 2 * k3[k] + k4[k])
+    state[i, 0] = _wrap(y[0], -math.pi, math.pi); state[i, 1] = _wrap(y[1], -math.pi, math.pi)
+    state[i, 2] = min(max(y[2], -4 * math.pi), 4 * math.pi); state[i, 3] = min(max(y[3], -9 * math.pi), 9 * math.pi)
+    te = -math.cos(state[i, 0]) - math.cos(state[i, 1] + state[i, 0]) > 1.0
+    return (0.0 if te else -1.0), te
+
+@njit(cache=True, inline="always")
+def _acrobot_obs(state, i, out):
+    out[i, 0] = math.cos(state[i, 0]); out[i, 1] = math.sin(state[i, 0])
+    out[i, 2] = math.cos(state[i, 1]); out[i, 3] = math.sin(state[i, 1])
+    out[i, 4] = state[i, 2]; out[i, 5] = state[i, 3]
+
+# %% ../../nbs/31_envs.classic.ipynb #c026
+@njit(cache=True)
+def acrobot_step_kernel(state, t, ret, rng, params, actions, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len):
+    "Step N Acrobots with same-step autoreset; returns -1 or the index of the first invalid action."
+    for i in range(state.shape[0]):
+        if actions[i] < 0 or actions[i] > 2: return i
+    for i in range(state.shape[0]):
+        r, te = _acrobot_dynamics(state, i, actions[i], params)
+        _acrobot_obs(state, i, final_obs)
+        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
+            _acrobot_reset_one(state, rng, i, params)
+        _acrobot_obs(state, i, obs)
+    return -1
+
+@njit(cache=True)
+def acrobot_reset_kernel(state, t, ret, rng, params, mask, obs):
+    "Reset the Acrobots where `mask`."
+    for i in range(state.shape[0]):
+        if mask[i]:
+            _acrobot_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
+        _acrobot_obs(state, i, obs)
+
+# %% ../../nbs/31_envs.classic.ipynb #c027
+class AcrobotVecEnv(NativeVecEnv):
+    "N Acrobot-v1 copies stepped by one Numba kernel call."
+    state_dim = 4
+    step_kernel = acrobot_step_kernel
+    reset_kernel = acrobot_reset_kernel
+    _high = np.array([1.0, 1.0, 1.0, 1.0, 4 * math.pi, 9 * math.pi], dtype=np.float32)
+    single_observation_space = spaces.Box(-_high, _high, dtype=np.float32)
+    single_action_space = spaces.Discrete(3)
+
+    def __init__(self, num_envs: int=1, # Number of copies N
+                 seed: int | None=None, # Copy n is seeded with seed + n
+                 max_episode_steps: int | None=500, # Time limit (truncation)
+                 spec: EnvSpec | None=None): # Registry spec (set by `make`)
+        spec = spec or EnvSpec("Acrobot", "1", "loomnb.envs.classic:AcrobotVecEnv", max_episode_steps, -100.0)
+        super().__init__(num_envs, seed, spec, np.array([2.0]), max_episode_steps)  # params: [pow exponent 2]
+
+# %% ../../nbs/31_envs.classic.ipynb #c031
+@njit(cache=True)
+def _mc_reset_one(state, rng, i, params):
+    state[i, 0] = pcg64_uniform(rng, i, -0.6, -0.4); state[i, 1] = 0.0
+
+@njit(cache=True)
+def _mc_dynamics(state, i, action, params):
+    "One step of copy `i`; returns (reward, terminated)."
+    position = state[i, 0]; velocity = state[i, 1]
+    velocity += (action - 1) * 0.001 + math.cos(3 * position) * -0.0025
+    velocity = min(max(velocity, -0.07), 0.07)
+    position += velocity
+    position = min(max(position, -1.2), 0.6)
+    if position == -1.2 and velocity < 0: velocity = 0.0
+    state[i, 0] = position; state[i, 1] = velocity
+    return -1.0, position >= 0.5 and velocity >= params[0]
+
+@njit(cache=True)
+def mountaincar_step_kernel(state, t, ret, rng, params, actions, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len):
+    "Step N MountainCars with same-step autoreset; returns -1 or the index of the first invalid action."
+    for i in range(state.shape[0]):
+        if actions[i] < 0 or actions[i] > 2: return i
+    for i in range(state.shape[0]):
+        r, te = _mc_dynamics(state, i, actions[i], params)
+        _copy_obs(state, i, final_obs, 2)
+        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
+            _mc_reset_one(state, rng, i, params)
+        _copy_obs(state, i, obs, 2)
+    return -1
+
+@njit(cache=True)
+def mountaincar_reset_kernel(state, t, ret, rng, params, mask, obs):
+    "Reset the MountainCars where `mask`."
+    for i in range(state.shape[0]):
+        if mask[i]:
+            _mc_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
+        _copy_obs(state, i, obs, 2)
+
+# %% ../../nbs/31_envs.classic.ipynb #c032
+class MountainCarVecEnv(NativeVecEnv):
+    "N MountainCar-v0 copies stepped by one Numba kernel call."
+    state_dim = 2
+    step_kernel = mountaincar_step_kernel
+    reset_kernel = mountaincar_reset_kernel
+    single_observation_space = spaces.Box(np.array([-1.2, -0.07], np.float32), np.array([0.6, 0.07], np.float32), dtype=np.float32)
+    single_action_space = spaces.Discrete(3)
+
+    def __init__(self, num_envs: int=1, # Number of copies N
+                 seed: int | None=None, # Copy n is seeded with seed + n
+                 max_episode_steps: int | None=200, # Time limit (truncation)
+                 goal_velocity: float=0.0, # Minimum velocity at the goal for termination
+                 spec: EnvSpec | None=None): # Registry spec (set by `make`)
+        spec = spec or EnvSpec("MountainCar", "0", "loomnb.envs.classic:MountainCarVecEnv", max_episode_steps, -110.0)
+        super().__init__(num_envs, seed, spec, np.array([float(goal_velocity)]), max_episode_steps)
+
+# %% ../../nbs/31_envs.classic.ipynb #c035
+@njit(cache=True)
+def _pend_reset_one(state, rng, i, params):
+    state[i, 0] = pcg64_uniform(rng, i, -math.pi, math.pi); state[i, 1] = pcg64_uniform(rng, i, -1.0, 1.0)
+
+@njit(cache=True)
+def _pend_dynamics(state, i, u_raw, f32, params):
+    "One step of copy `i` under torque `u_raw` (`f32`: the action is float32); returns (reward, terminated)."
+    th = state[i, 0]; thdot = state[i, 1]; g = params[0]; two = params[1]; dt = 0.05
+    u = min(max(u_raw, -2.0), 2.0)
+    if f32:
+        uf = np.float32(u)
+        u_cost = np.float64(np.float32(0.001) * math.pow(uf, np.float32(two))); u_acc = np.float64(np.float32(3.0) * uf)
+    else:
+        u_cost = 0.001 * math.pow(u, two); u_acc = 3.0 / (1.0 * 1.0 ** 2) * u
+    an = (th + math.pi) % (2 * math.pi) - math.pi
+    costs = math.pow(an, two) + 0.1 * math.pow(thdot, two) + u_cost
+    newthdot = thdot + (3 * g / (2 * 1.0) * math.sin(th) + u_acc) * dt
+    newthdot = min(max(newthdot, -8.0), 8.0)
+    state[i, 0] = th + newthdot * dt; state[i, 1] = newthdot
+    return -costs, False
+
+@njit(cache=True, inline="always")
+def _pend_obs(state, i, out):
+    out[i, 0] = math.cos(state[i, 0]); out[i, 1] = math.sin(state[i, 0]); out[i, 2] = state[i, 1]
+
+# %% ../../nbs/31_envs.classic.ipynb #c036
+@njit(cache=True)
+def pendulum_step_kernel(state, t, ret, rng, params, actions, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len):
+    "Step N Pendulums with same-step autoreset; returns -1 or the index of the first NaN action."
+    for i in range(state.shape[0]):
+        if actions[i, 0] != actions[i, 0]: return i
+    f32 = actions.itemsize == 4
+    for i in range(state.shape[0]):
+        r, te = _pend_dynamics(state, i, np.float64(actions[i, 0]), f32, params)
+        _pend_obs(state, i, final_obs)
+        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
+            _pend_reset_one(state, rng, i, params)
+        _pend_obs(state, i, obs)
+    return -1
+
+@njit(cache=True)
+def pendulum_reset_kernel(state, t, ret, rng, params, mask, obs):
+    "Reset the Pendulums where `mask`."
+    for i in range(state.shape[0]):
+        if mask[i]:
+            _pend_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
+        _pend_obs(state, i, obs)
+
+# %% ../../nbs/31_envs.classic.ipynb #c037
+class PendulumVecEnv(NativeVecEnv):
+    "N Pendulum-v1 copies stepped by one Numba kernel call."
+    state_dim = 2
+    step_kernel = pendulum_step_kernel
+    reset_kernel = pendulum_reset_kernel
+    single_observation_space = spaces.Box(-np.array([1.0, 1.0, 8.0], np.float32), np.array([1.0, 1.0, 8.0], np.float32), dtype=np.float32)
+    single_action_space = spaces.Box(-2.0, 2.0, (1,), np.float32)
+
+    def __init__(self, num_envs: int=1, # Number of copies N
+                 seed: int | None=None, # Copy n is seeded with seed + n
+                 max_episode_steps: int | None=200, # Time limit (truncation)
+                 g: float=10.0, # Gravity
+                 spec: EnvSpec | None=None): # Registry spec (set by `make`)
+        spec = spec or EnvSpec("Pendulum", "1", "loomnb.envs.classic:PendulumVecEnv", max_episode_steps, None)
+        super().__init__(num_envs, seed, spec, np.array([float(g), 2.0]), max_episode_steps)  # params: [g, pow exponent 2]
+
+# %% ../../nbs/31_envs.classic.ipynb #c041
+@njit(cache=True)
+def _mcc_reset_one(state, rng, i, params):
+    state[i, 0] = pcg64_uniform(rng, i, -0.6, -0.4); state[i, 1] = 0.0; state[i, 2] = 0.0  # 0: float64 reset state
+
+@njit(cache=True, inline="always")
+def _r32(x): return np.float64(np.float32(x))
+
+@njit(cache=True)
+def _mcc_dynamics(state, i, a_raw, a32, params):
+    "One step of copy `i` with gymnasium's float32/float64 promotions; returns (reward, terminated)."
+    p = state[i, 0]; v = state[i, 1]; s32 = state[i, 2] != 0.0   # s32: state stored as float32 (weak/strong kinds below)
+    clipped = a_raw < -1.0 or a_raw > 1.0
+    force = min(max(a_raw, -1.0), 1.0)
+    fp32 = a32 and not clipped                     # force * power in float32 (float32 action) else double
+    fp = _r32(np.float32(force) * np.float32(0.0015)) if fp32 else force * 0.0015
+    c = 0.0025 * math.cos(_r32(3 * np.float32(p)) if s32 else 3 * p)
+    d = _r32(fp - _r32(c)) if fp32 else fp - c
+    d_strong64 = (not fp32) and not clipped        # np.float64 scalar (float64 action, not clipped)
+    if s32 and not d_strong64: v = _r32(v + _r32(d)); v32 = True
+    else: v = v + d; v32 = False
+    if (v > _r32(0.07)) if v32 else (v > 0.07): v = 0.07; v32 = False; vpy = True
+    elif (v < _r32(-0.07)) if v32 else (v < -0.07): v = -0.07; v32 = False; vpy = True
+    else: vpy = False
+    p32 = s32 and (v32 or vpy)
+    p = _r32(p + _r32(v)) if p32 else p + v
+    if (p > _r32(0.6)) if p32 else (p > 0.6): p = 0.6; p32 = False
+    if (p < _r32(-1.2)) if p32 else (p < -1.2): p = -1.2; p32 = False
+    if ((p == _r32(-1.2)) if p32 else (p == -1.2)) and v < 0: v = 0.0
+    te = ((p >= _r32(0.45)) if p32 else (p >= 0.45)) and v >= params[0]
+    r = (100.0 if te else 0.0) - math.pow(a_raw, params[1]) * 0.1
+    state[i, 0] = _r32(p); state[i, 1] = _r32(v); state[i, 2] = 1.0
+    return r, te
+
+# %% ../../nbs/31_envs.classic.ipynb #c042
+@njit(cache=True)
+def mountaincarcont_step_kernel(state, t, ret, rng, params, actions, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len):
+    "Step N continuous MountainCars with same-step autoreset; returns -1 or the index of the first NaN action."
+    for i in range(state.shape[0]):
+        if actions[i, 0] != actions[i, 0]: return i
+    a32 = actions.itemsize == 4
+    for i in range(state.shape[0]):
+        r, te = _mcc_dynamics(state, i, np.float64(actions[i, 0]), a32, params)
+        _copy_obs(state, i, final_obs, 2)
+        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
+            _mcc_reset_one(state, rng, i, params)
+        _copy_obs(state, i, obs, 2)
+    return -1
+
+@njit(cache=True)
+def mountaincarcont_reset_kernel(state, t, ret, rng, params, mask, obs):
+    "Reset the continuous MountainCars where `mask`."
+    for i in range(state.shape[0]):
+        if mask[i]:
+            _mcc_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
+        _copy_obs(state, i, obs, 2)
+
+# %% ../../nbs/31_envs.classic.ipynb #c043
+class MountainCarContinuousVecEnv(NativeVecEnv):
+    "N MountainCarContinuous-v0 copies stepped by one Numba kernel call."
+    state_dim = 3
+    step_kernel = mountaincarcont_step_kernel
+    reset_kernel = mountaincarcont_reset_kernel
+    single_observation_space = spaces.Box(np.array([-1.2, -0.07], np.float32), np.array([0.6, 0.07], np.float32), dtype=np.float32)
+    single_action_space = spaces.Box(-1.0, 1.0, (1,), np.float32)
+
+    def __init__(self, num_envs: int=1, # Number of copies N
+                 seed: int | None=None, # Copy n is seeded with seed + n
+                 max_episode_steps: int | None=999, # Time limit (truncation)
+                 goal_velocity: float=0.0, # Minimum velocity at the goal for termination
+                 spec: EnvSpec | None=None): # Registry spec (set by `make`)
+        spec = spec or EnvSpec("MountainCarContinuous", "0", "loomnb.envs.classic:MountainCarContinuousVecEnv", max_episode_steps, 90.0)
+        super().__init__(num_envs, seed, spec, np.array([float(goal_velocity), 2.0]), max_episode_steps)  # params: [goal_velocity, pow exponent 2]

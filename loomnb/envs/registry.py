@@ -246,5 +246,9 @@ def make(id: str, # "Name-vX", "Name" (latest version) or any gymnasium id
 
 # %% ../../nbs/32_envs.registry.ipynb #c015
 register_environment("CartPole", "loomnb.envs.classic:CartPoleVecEnv", "1", 500, 475.0)
+register_environment("Acrobot", "loomnb.envs.classic:AcrobotVecEnv", "1", 500, -100.0)
+register_environment("MountainCar", "loomnb.envs.classic:MountainCarVecEnv", "0", 200, -110.0)
+register_environment("Pendulum", "loomnb.envs.classic:PendulumVecEnv", "1", 200, None)
+register_environment("MountainCarContinuous", "loomnb.envs.classic:MountainCarContinuousVecEnv", "0", 999, 90.0)
 register_environment("Identity", "loomnb.envs.toy:IdentityVecEnv", "0", 20, 19.0, n=4)
 register_environment("Target1D", "loomnb.envs.toy:Target1DVecEnv", "0", 20, -2.0)

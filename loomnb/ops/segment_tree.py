@@ -45,11 +45,14 @@ def sum_tree_update(tree, offsets, indices, values):
         tree[indices[b]] = values[b]; cur[b] = indices[b] // K
     for l in range(nlev - 1):
         lo, up = offsets[l], offsets[l + 1]
+        prev = -1
         for b in range(B):
-            p = cur[b]; base = lo + p * K
+            p = cur[b]; cur[b] = p // K
+            if p == prev: continue          # same parent as the previous item (sorted batches): done already
+            prev = p; base = lo + p * K
             s = 0.0
             for c in range(K): s += tree[base + c]
-            tree[up + p] = s; cur[b] = p // K
+            tree[up + p] = s
 
 @njit(cache=True, nogil=True)
 def min_tree_update(tree, offsets, indices, values):
@@ -61,12 +64,15 @@ def min_tree_update(tree, offsets, indices, values):
         tree[indices[b]] = values[b]; cur[b] = indices[b] // K
     for l in range(nlev - 1):
         lo, up = offsets[l], offsets[l + 1]
+        prev = -1
         for b in range(B):
-            p = cur[b]; base = lo + p * K
+            p = cur[b]; cur[b] = p // K
+            if p == prev: continue
+            prev = p; base = lo + p * K
             m = tree[base]
             for c in range(1, K):
                 v = tree[base + c]; m = v if v < m else m
-            tree[up + p] = m; cur[b] = p // K
+            tree[up + p] = m
 
 @njit(cache=True, nogil=True)
 def sum_min_tree_update(sum_tree, min_tree, offsets, indices, values):
@@ -78,13 +84,16 @@ def sum_min_tree_update(sum_tree, min_tree, offsets, indices, values):
         i = indices[b]; sum_tree[i] = values[b]; min_tree[i] = values[b]; cur[b] = i // K
     for l in range(nlev - 1):
         lo, up = offsets[l], offsets[l + 1]
+        prev = -1
         for b in range(B):
-            p = cur[b]; base = lo + p * K
+            p = cur[b]; cur[b] = p // K
+            if p == prev: continue
+            prev = p; base = lo + p * K
             s = 0.0; m = min_tree[base]
             for c in range(K):
                 s += sum_tree[base + c]
                 v = min_tree[base + c]; m = v if v < m else m
-            sum_tree[up + p] = s; min_tree[up + p] = m; cur[b] = p // K
+            sum_tree[up + p] = s; min_tree[up + p] = m
 
 # %% ../../nbs/12_ops.segment_tree.ipynb #c011
 @njit(cache=True, nogil=True)

@@ -126,6 +126,8 @@ def _add_runs(sub):
     l = s.add_parser("list", help="table of runs"); l.add_argument("--status"); l.add_argument("--limit", type=int, default=20)
     l.add_argument("--json", action="store_true")
     sh = s.add_parser("show", help="one run with its lineage"); sh.add_argument("id")
+    rr = s.add_parser("rerun", help="run a recorded run again and compare its metrics"); rr.add_argument("id")
+    rr.add_argument("--out-dir", dest="out_dir")
 
 def build_parser() -> argparse.ArgumentParser:
     "The `loomnb` argument parser."
@@ -194,6 +196,14 @@ def cmd_runs(a) -> int:
         if not len(d): print(f"no runs in {reg.path}"); return 0
         cols = ["id", "status", "kind", "algo", "env_id", "seed", "started_at", "duration_s"] + [c for c in d.columns if c.startswith("metrics.")][:3]
         print(d[cols].tail(a.limit).to_string(index=False)); return 0
+    if a.runs_cmd == "rerun":
+        from loomnb.runner import rerun, deterministic_metrics
+        old = reg.get(a.id); new = rerun(old["id"], reg, a.out_dir) if old["kind"] != "train" else rerun(old["id"], reg)
+        m0, m1 = deterministic_metrics(old["metrics"]), deterministic_metrics(new["metrics"])
+        diff = {k: (m0.get(k), m1.get(k)) for k in sorted(set(m0) | set(m1)) if m0.get(k) != m1.get(k)}
+        print(f"rerun of {old['id']}: new run {new['run_id']} ({new['status']}); "
+              + ("metrics reproduced exactly (timing aside)" if not diff and new["status"] == "completed" else f"differences: {diff}"))
+        return 0 if not diff and new["status"] == "completed" else 1
     r = reg.get(a.id)
     for k, v in r.items():
         if v is None: continue

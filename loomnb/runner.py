@@ -14,8 +14,8 @@ from .core import did_you_mean
 from .runs import RunRegistry
 
 # %% auto #0
-__all__ = ['parse_value', 'parse_seeds', 'parse_grid', 'expand_grid', 'notebook_parameters', 'check_parameters', 'run_key',
-           'run_name', 'run_notebook', 'run_sweep', 'write_report']
+__all__ = ['TIMING_KEYS', 'parse_value', 'parse_seeds', 'parse_grid', 'expand_grid', 'notebook_parameters', 'check_parameters',
+           'run_key', 'run_name', 'run_notebook', 'deterministic_metrics', 'rerun', 'run_sweep', 'write_report']
 
 # %% ../nbs/81_runner.ipynb #c005
 def parse_value(s):
@@ -136,6 +136,29 @@ def run_notebook(notebook, # Run notebook with a `parameters` cell
     rec.update(status="completed", metrics=metrics); return rec
 
 # %% ../nbs/81_runner.ipynb #c019
+TIMING_KEYS = ("time/", "sps", "time_elapsed", "duration")
+
+def deterministic_metrics(metrics: dict) -> dict:
+    "The metrics without timing values (which legitimately differ between identical runs)."
+    return {k: v for k, v in (metrics or {}).items() if not any(t in k for t in TIMING_KEYS)}
+
+def rerun(run_id: str, # Id (or unique prefix) of a recorded run
+          registry: RunRegistry | None=None, # Registry holding it (default: the default registry)
+          out_dir=None, # Parent folder of the new run (default: next to the original)
+          **kwargs, # Passed to run_notebook
+         ) -> dict:
+    "Execute a recorded notebook run again with its recorded parameters; returns the new run's record."
+    registry = registry if registry is not None else RunRegistry()
+    r = registry.get(run_id)
+    if r["kind"] == "train":
+        from loomnb.cli import train_from_config
+        m = train_from_config(r["params"], registry=registry)
+        return dict(run_id=m.pop("run_id"), status="completed", metrics=m, params=r["params"], key=None, out_dir=None, error=None)
+    if not r.get("notebook"): raise ValueError(f"run {r['id']} has no notebook to rerun")
+    out_dir = out_dir or (Path(r["output_dir"]).parent/"reruns" if r.get("output_dir") else "runs/reruns")
+    return run_notebook(r["notebook"], r["params"], out_dir, registry, parent_id=r["id"], **kwargs)
+
+# %% ../nbs/81_runner.ipynb #c022
 def _gather(recs, out_dir):
     import pandas as pd
     rows, curves = [], []
@@ -159,7 +182,7 @@ def _save_table(df, path_stem, formats):
             except ImportError as e: raise ImportError("Writing parquet needs pyarrow: pip install pyarrow (or use formats=('csv',))") from e
         else: raise ValueError(f"`formats` entries must be 'csv' or 'parquet', got {fmt!r}")
 
-# %% ../nbs/81_runner.ipynb #c020
+# %% ../nbs/81_runner.ipynb #c023
 def run_sweep(notebook, # Run notebook with a `parameters` cell
               params: dict | None=None, # Fixed parameters for every run
               grid=None, # {name: [values]} or ['name=v1,v2', ...]
@@ -205,7 +228,7 @@ def run_sweep(notebook, # Run notebook with a `parameters` cell
     if nf: print(f"run_sweep: {nf} run(s) failed; see the `error` column of results.csv and {out_dir/'report.html'}")
     return results
 
-# %% ../nbs/81_runner.ipynb #c022
+# %% ../nbs/81_runner.ipynb #c025
 _CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}table{border-collapse:collapse;font-size:13px}"
         "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}pre{background:#f7f7f7;padding:8px;"
         "overflow-x:auto;font-size:12px}img{max-width:100%}h2{border-bottom:1px solid #ddd}")
@@ -223,7 +246,7 @@ def _pick_metric(results, metric):
 def _label(row, grid):
     return ", ".join(f"{k}={row[f'params.{k}']}" for k in grid) if grid else "all"
 
-# %% ../nbs/81_runner.ipynb #c023
+# %% ../nbs/81_runner.ipynb #c026
 def write_report(results, # DataFrame from run_sweep (one row per run)
                  curves=None, # Long DataFrame of learning curves (run_id, params.*, step, metrics)
                  path="report.html", # Output HTML file

@@ -64,9 +64,9 @@ class BaseBandit:
             raise ValueError(f"{self.name}: `state_vector` has length {x.size} but the model was trained with dim={weights['dim']}")
         return self._grow(weights, n_needed) if n_needed > weights["n_actions"] else weights
 
-    def validate_weights(self, weights: Mapping[str, Any]) -> dict[str, Any]:
-        "A normalised copy of `weights` (float64 contiguous arrays), or WeightSchemaError."
-        return validate_arrays(weights, self.schema, self.name)
+    def validate_weights(self, weights: Mapping[str, Any], copy: bool=True) -> dict[str, Any]:
+        "A normalised copy of `weights` (float64 contiguous arrays), or WeightSchemaError; `copy=False` checks without copying."
+        return validate_arrays(weights, self.schema, self.name, copy)
 
     def weight_health(self, weights: Mapping[str, Any]) -> WeightHealth:
         "L2 norm, max |w| and count of the learnable parameters."

@@ -80,7 +80,7 @@ def as_actions(actions, name: str="available_actions") -> np.ndarray:
     return a
 
 # %% ../../nbs/90_bandits.core.ipynb #c015
-def validate_arrays(weights, schema: dict[str, tuple], algorithm: str) -> dict[str, Any]:
+def validate_arrays(weights, schema: dict[str, tuple], algorithm: str, copy: bool=True) -> dict[str, Any]:
     "Normalised copy of `weights` checked against `schema` ({name: shape of 'K'/'d'/ints}); WeightSchemaError if not."
     if not isinstance(weights, Mapping): raise WeightSchemaError(f"{algorithm}: weights must be a mapping, got {type(weights).__name__}")
     if weights.get("algorithm", algorithm) != algorithm:
@@ -105,7 +105,7 @@ def validate_arrays(weights, schema: dict[str, tuple], algorithm: str) -> dict[s
             elif dims.setdefault(sym, n) != n:
                 raise WeightSchemaError(f"{algorithm}: `{k}` has {sym}={n} but other entries say {sym}={dims[sym]} (ragged weights)")
         if not np.isfinite(a).all(): raise WeightSchemaError(f"{algorithm}: `{k}` holds non-finite values")
-        out[k] = a if a is not weights[k] else a.copy()
+        out[k] = a.copy() if copy and a is weights[k] else a
     out["algorithm"] = algorithm
     if "K" in dims: out["n_actions"] = dims["K"]
     if "d" in dims: out["dim"] = dims["d"]

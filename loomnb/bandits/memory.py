@@ -153,6 +153,7 @@ class _MemoryBase:
         self.rng = np.random.default_rng(seed)
         self._cache: dict[str, tuple[int, dict | None]] = {}  # model_id -> (revision, decoded weights)
         self._ready = False
+        self.validator: Callable | None = None  # e.g. `algorithm.validate_weights`, applied to every decoded blob
     def is_ready(self) -> bool: return self._ready
     async def wait_ready(self) -> None:
         if not self._ready: await self.connect()
@@ -166,8 +167,11 @@ class _MemoryBase:
         if self.settings.sampling_mode == "uniform": return self.rng.integers(0, ids.size, batch_size)
         p = (np.abs(priorities) + self.settings.priority_eps) ** self.settings.priority_alpha
         return self.rng.choice(ids.size, size=batch_size, replace=True, p=p / p.sum())
+    def _checked(self, blob):
+        w = decode_weights(blob); return self.validator(w) if self.validator is not None else w
     def _decode(self, model_id, rev, blob):
         w = decode_weights(blob)  # raises WeightSchemaError on corruption; nothing cached then
+        if self.validator is not None: w = self.validator(w)
         self._cache[model_id] = (rev, w)
         return w
 
@@ -324,7 +328,7 @@ class SQLiteRLMemory(_SQLiteExperiences):
     async def load_weight_version(self, model_id: str, version: str) -> dict | None:
         "The weights of a retained version (None if unknown); WeightSchemaError if its blob is corrupt."
         row = self._c.execute("SELECT blob FROM versions WHERE model_id = ? AND num = ?", (model_id, _vnum(version))).fetchone()
-        return None if row is None else decode_weights(row[0])
+        return None if row is None else self._checked(row[0])
     async def rollback_weights(self, model_id: str, version: str | None = None) -> str | None:
         "Make `version` (default: previous) the active weights and current version; returns it, or None if no target."
         def body():
@@ -333,7 +337,7 @@ class SQLiteRLMemory(_SQLiteExperiences):
             if target is None: return None
             row = self._c.execute("SELECT blob FROM versions WHERE model_id = ? AND num = ?", (model_id, target)).fetchone()
             if row is None: return None
-            w = decode_weights(row[0])
+            w = self._checked(row[0])
             self._save(model_id, self._load_rev(model_id), w)
             self._c.execute("UPDATE pointers SET current = ?, previous = ? WHERE model_id = ?", (target, cur, model_id))
             return f"v{target}"
@@ -516,14 +520,14 @@ class RedisRLMemory(_RedisCore):
     async def load_weight_version(self, model_id: str, version: str) -> dict | None:
         "The weights of a retained version (None if unknown); WeightSchemaError if its blob is corrupt."
         blob = await self._cli().get(self._k(model_id, f"ver:{_vnum(version)}"))
-        return None if blob is None else decode_weights(blob)
+        return None if blob is None else self._checked(blob)
     async def rollback_weights(self, model_id: str, version: str | None = None) -> str | None:
         "Make `version` (default: previous) the active weights and current version; returns it, or None if no target."
         target = (await self._ptr(model_id))[1] if version is None else _vnum(version)
         if target is None: return None
         blob = await self._cli().get(self._k(model_id, f"ver:{target}"))
         if blob is None: return None
-        decode_weights(blob)  # a corrupt version is never restored
+        self._checked(blob)  # a corrupt version is never restored
         rev = await self._roll(keys=[self._k(model_id, "ptr"), self._k(model_id, "w"), self._k(model_id, "rev"),
                                      self._k(model_id, "vermeta")], args=[target, blob], client=self._cli())
         return None if int(rev) == 0 else f"v{target}"

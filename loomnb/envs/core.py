@@ -27,6 +27,7 @@ class VecEnv:
 
     def reset(self, seed: int | None = None): raise NotImplementedError
     def step(self, actions): raise NotImplementedError
+    def reset_envs(self, mask): raise NotImplementedError(f"{type(self).__name__} does not support resetting single copies")
     def get_state(self) -> dict: raise NotImplementedError(f"{type(self).__name__} does not support get_state")
     def set_state(self, state: dict): raise NotImplementedError(f"{type(self).__name__} does not support set_state")
     def close(self): pass
@@ -204,6 +205,14 @@ class NativeVecEnv(VecEnv):
         type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, self._all, obs)
         self._needs_reset = False
         return obs, {}
+
+    def reset_envs(self, mask):
+        "Reset the copies where `mask` (bool `[N]`); returns the observations of all copies."
+        mask = np.asarray(mask, np.bool_)
+        if mask.shape != (self.num_envs,): raise ValueError(f"{self.name}: `mask` must be a bool array of shape ({self.num_envs},), got {mask.shape}")
+        obs = np.empty(self._oshape, np.float32)
+        type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, mask, obs)
+        return obs
 
     def step(self, actions):
         "Step all copies; same-step autoreset; returns `(obs, reward, terminated, truncated, info)`."

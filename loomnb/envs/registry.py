@@ -118,6 +118,13 @@ class GymnasiumVecEnv(VecEnv):
         self._ret[done] = 0; self._len[done] = 0
         return obs, rew, term, trunc, info
 
+    def reset_envs(self, mask):
+        "Reset the copies where `mask`; returns all observations."
+        mask = np.asarray(mask, np.bool_)
+        obs, _ = self._vec.reset(options={"reset_mask": mask})
+        self._ret[mask] = 0; self._len[mask] = 0
+        return self._obs(obs)
+
     def close(self): self._vec.close()
 
 # %% ../../nbs/32_envs.registry.ipynb #c010
@@ -159,6 +166,7 @@ class SyncVecEnv(VecEnv):
         self.spec = spec or EnvSpec(type(self.envs[0]).__name__, "0", None, max_episode_steps, None, {}, "custom")
         self.max_episode_steps = max_episode_steps or 0
         self._seed, self._ret, self._len = seed, np.zeros(num_envs), np.zeros(num_envs, np.int64)
+        self._last = [None] * num_envs
         self._odt = np.float32 if getattr(self.single_observation_space, "dtype", None) is not None and \
                     np.dtype(self.single_observation_space.dtype).kind == "f" else None
 
@@ -168,8 +176,8 @@ class SyncVecEnv(VecEnv):
         "Reset all copies (copy n seeded with seed + n when given)."
         if seed is None: seed, self._seed = self._seed, None
         out = [_norm_reset(e.reset(seed=None if seed is None else seed + n)) for n, e in enumerate(self.envs)]
-        self._ret[:] = 0; self._len[:] = 0
-        return self._stack([o for o, _ in out]), {}
+        self._ret[:] = 0; self._len[:] = 0; self._last = [o for o, _ in out]
+        return self._stack(self._last), {}
 
     def step(self, actions):
         "Step every copy; same-step autoreset."
@@ -188,10 +196,20 @@ class SyncVecEnv(VecEnv):
             rew[n], term[n], trunc[n], fobs[n] = r, te, tr, o
             if te or tr: o, _ = _norm_reset(e.reset())
             obs[n] = o
+        self._last = obs
         done = term | trunc
         info = {"final_obs": self._stack(fobs), "done": done, "episode_return": self._ret.copy(), "episode_length": self._len.copy()}
         self._ret[done] = 0; self._len[done] = 0
         return self._stack(obs), rew, term, trunc, info
+
+    def reset_envs(self, mask):
+        "Reset the copies where `mask`; returns all observations."
+        obs = []
+        for n, e in enumerate(self.envs):
+            if mask[n]:
+                o, _ = _norm_reset(e.reset()); self._ret[n] = 0; self._len[n] = 0; self._last[n] = o
+            obs.append(self._last[n])
+        return self._stack(obs)
 
     def get_state(self) -> dict:
         "Pickled copies of the envs (which must be picklable) plus counters."

@@ -1,0 +1,207 @@
+"""PPO speed and learning benchmark: loomnb vs Stable-Baselines3 vs rlox.
+
+Each run is a fresh subprocess with one torch thread (so peak RSS is per run); libraries are interleaved per seed
+(loomnb, sb3, rlox, then the next seed in a rotated order) so machine-load drift hits all of them alike.
+
+CartPole-v1 with the rl-zoo3 PPO hyperparameters (n_envs 8, n_steps 32, batch 256, gae_lambda 0.8, gamma 0.98,
+n_epochs 20, ent_coef 0, linear lr 1e-3, linear clip 0.2), 100k steps budget. Per run it records:
+  * solve_s / solve_steps: wall time (from the start of training) and env steps at the first rollout end where
+    the mean return of the last 10 finished training episodes is >= 475 (checked at rollout ends for every library);
+  * sps: env steps per second over the run;
+  * rss_mb: peak resident set size of the run's process.
+By default a run stops once solved (--full trains the whole budget). rlox has no clip-range schedule: it runs with a
+constant clip 0.2 (its lr is annealed).
+
+Acrobot-v1 / Pendulum-v1 (`--env`) use the rl-zoo3 settings with a reduced budget (--timesteps) and report the final
+deterministic evaluation return (10 episodes) of loomnb and SB3 with 95% bootstrap CIs over seeds.
+
+Usage:
+    python bench/bench_ppo.py                       # CartPole, 5 seeds, loomnb/sb3/rlox
+    python bench/bench_ppo.py --seeds 10 --libs loomnb,sb3
+    python bench/bench_ppo.py --env Pendulum-v1 --timesteps 100000 --libs loomnb,sb3
+"""
+from __future__ import annotations
+import argparse, json, os, resource, subprocess, sys, time
+
+ZOO = {
+    "CartPole-v1": dict(n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
+                        learning_rate=1e-3, clip_eps=0.2, anneal_lr=True, anneal_clip=True, clip_vloss=False,
+                        timesteps=100_000),
+    "Acrobot-v1": dict(n_envs=16, n_steps=256, batch_size=64, gae_lambda=0.94, gamma=0.99, n_epochs=4, ent_coef=0.0,
+                       learning_rate=3e-4, clip_eps=0.2, anneal_lr=False, anneal_clip=False, clip_vloss=False,
+                       normalize_obs=True, timesteps=200_000),
+    "Pendulum-v1": dict(n_envs=4, n_steps=1024, batch_size=64, gae_lambda=0.95, gamma=0.9, n_epochs=10, ent_coef=0.0,
+                        learning_rate=1e-3, clip_eps=0.2, anneal_lr=False, anneal_clip=False, clip_vloss=False,
+                        timesteps=100_000),
+}
+SOLVE = 475.0
+
+
+def _rss_mb() -> float: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class _Clock:
+    "Records the first time the mean of the last 10 episode returns reaches SOLVE."
+    def __init__(self): self.t0 = time.perf_counter(); self.solve_s = self.solve_steps = None
+    def check(self, returns, steps) -> bool:
+        if self.solve_s is None and len(returns) >= 10 and sum(returns[-10:]) / 10 >= SOLVE:
+            self.solve_s, self.solve_steps = time.perf_counter() - self.t0, steps
+        return self.solve_s is not None
+
+
+def run_loomnb(env_id, seed, hp, total, stop_at_solve):
+    from loomnb.learner import Trainer, Callback
+    from loomnb.algos.ppo import eval_returns
+    cfg = {k: v for k, v in hp.items() if k != "timesteps"}
+    clock = _Clock()
+    class Solve(Callback):
+        def after_rollout(self, s):
+            if clock.check(list(s.ep_returns), s.global_step) and stop_at_solve: return False
+    tr = Trainer("ppo", env=env_id, seed=seed, config=cfg, callbacks=[Solve()], device="cpu")
+    clock.t0 = time.perf_counter()
+    m = tr.train(total)
+    wall = time.perf_counter() - clock.t0
+    ev = float(eval_returns(tr, env_id).mean()) if env_id != "CartPole-v1" else float("nan")
+    return dict(solve_s=clock.solve_s, solve_steps=clock.solve_steps, steps=m["total_timesteps"], wall=wall,
+                sps=m["total_timesteps"] / wall, eval=ev)
+
+
+def _linear(v):
+    return lambda progress_remaining: progress_remaining * v
+
+
+def run_sb3(env_id, seed, hp, total, stop_at_solve):
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import VecNormalize
+    from stable_baselines3.common.evaluation import evaluate_policy
+    env = make_vec_env(env_id, n_envs=hp["n_envs"], seed=seed)
+    if hp.get("normalize_obs"): env = VecNormalize(env, norm_obs=True, norm_reward=False)
+    clock, rets = _Clock(), []
+    class Solve(BaseCallback):
+        def _on_step(self): return True
+        def _on_rollout_end(self):
+            buf = [e["r"] for e in self.model.ep_info_buffer]
+            if clock.check(buf, self.num_timesteps) and stop_at_solve: self.model._stop = True
+    cb = Solve()
+    class StopCB(BaseCallback):
+        def _on_step(self): return not getattr(self.model, "_stop", False)
+    from stable_baselines3.common.callbacks import CallbackList
+    lr = _linear(hp["learning_rate"]) if hp["anneal_lr"] else hp["learning_rate"]
+    clip = _linear(hp["clip_eps"]) if hp["anneal_clip"] else hp["clip_eps"]
+    model = PPO("MlpPolicy", env, n_steps=hp["n_steps"], batch_size=hp["batch_size"], gae_lambda=hp["gae_lambda"],
+                gamma=hp["gamma"], n_epochs=hp["n_epochs"], ent_coef=hp["ent_coef"], learning_rate=lr, clip_range=clip,
+                seed=seed, device="cpu", verbose=0)
+    clock.t0 = time.perf_counter()
+    model.learn(total, callback=CallbackList([cb, StopCB()]))
+    wall = time.perf_counter() - clock.t0
+    ev = float("nan")
+    if env_id != "CartPole-v1":
+        if hp.get("normalize_obs"): env.training = False
+        ev = float(evaluate_policy(model, env, n_eval_episodes=10, deterministic=True)[0])
+    return dict(solve_s=clock.solve_s, solve_steps=clock.solve_steps, steps=model.num_timesteps, wall=wall,
+                sps=model.num_timesteps / wall, eval=ev)
+
+
+def run_rlox(env_id, seed, hp, total, stop_at_solve):
+    from rlox.algorithms import PPO
+    from rlox.callbacks import Callback
+    clock, holder = _Clock(), {"rollouts": 0}
+    class Solve(Callback):
+        def on_rollout_end(self, **kw):
+            holder["rollouts"] += 1
+            clock.check(list(holder["algo"].collector._completed_rewards), holder["rollouts"] * hp["n_envs"] * hp["n_steps"])
+        def on_step(self, **kw): return not (clock.solve_s is not None and stop_at_solve)
+    algo = PPO(env_id=env_id, n_envs=hp["n_envs"], seed=seed, callbacks=[Solve()], n_steps=hp["n_steps"],
+               batch_size=hp["batch_size"], gae_lambda=hp["gae_lambda"], gamma=hp["gamma"], n_epochs=hp["n_epochs"],
+               ent_coef=hp["ent_coef"], learning_rate=hp["learning_rate"], clip_eps=hp["clip_eps"],
+               anneal_lr=hp["anneal_lr"], clip_vloss=hp["clip_vloss"])
+    holder["algo"] = algo
+    clock.t0 = time.perf_counter()
+    algo.train(total)
+    wall = time.perf_counter() - clock.t0
+    steps = holder["rollouts"] * hp["n_envs"] * hp["n_steps"]
+    return dict(solve_s=clock.solve_s, solve_steps=clock.solve_steps, steps=steps, wall=wall, sps=steps / wall, eval=float("nan"))
+
+
+RUNNERS = {"loomnb": run_loomnb, "sb3": run_sb3, "rlox": run_rlox}
+
+
+def worker(lib, env_id, seed, total, stop_at_solve):
+    import torch
+    torch.set_num_threads(1)
+    os.environ["OMP_NUM_THREADS"] = "1"
+    hp = ZOO[env_id]
+    r = RUNNERS[lib](env_id, seed, hp, total, stop_at_solve)
+    r.update(lib=lib, seed=seed, env=env_id, rss_mb=_rss_mb())
+    print("RESULT " + json.dumps(r), flush=True)
+
+
+def _median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs: return float("nan")
+    n = len(xs); return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def _boot_ci(xs, n_boot=10_000, seed=0):
+    import numpy as np
+    xs = np.asarray([x for x in xs if x == x], float)
+    if len(xs) == 0: return (float("nan"),) * 3
+    rng = np.random.default_rng(seed)
+    means = rng.choice(xs, (n_boot, len(xs))).mean(1)
+    return float(xs.mean()), float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--env", default="CartPole-v1", choices=sorted(ZOO))
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--libs", default="loomnb,sb3,rlox")
+    ap.add_argument("--timesteps", type=int, default=None)
+    ap.add_argument("--full", action="store_true", help="train the whole budget instead of stopping once solved")
+    ap.add_argument("--json", default=None, help="also write all results to this file")
+    ap.add_argument("--worker", nargs=3, metavar=("LIB", "SEED", "TOTAL"), help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.worker:
+        lib, seed, total = a.worker
+        return worker(lib, a.env, int(seed), int(total), not a.full)
+    libs = a.libs.split(",")
+    for l in libs:
+        if l not in RUNNERS: ap.error(f"unknown library {l!r}; choose from {list(RUNNERS)}")
+    total = a.timesteps or ZOO[a.env]["timesteps"]
+    results = []
+    for seed in range(a.seeds):
+        order = libs[seed % len(libs):] + libs[:seed % len(libs)]
+        for lib in order:
+            cmd = [sys.executable, __file__, "--env", a.env, "--worker", lib, str(seed), str(total)] + (["--full"] if a.full else [])
+            p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+            line = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
+            if p.returncode or not line:
+                print(f"[{lib} seed {seed}] FAILED rc={p.returncode}\n{p.stderr[-2000:]}", file=sys.stderr); continue
+            r = json.loads(line[-1][7:]); results.append(r)
+            print(f"[{lib:6s} seed {seed}] solve {r['solve_s'] if r['solve_s'] is None else round(r['solve_s'], 2)} s "
+                  f"at {r['solve_steps']} steps, {r['sps']:.0f} steps/s, eval {r['eval']:.1f}, rss {r['rss_mb']:.0f} MB", flush=True)
+    if a.json:
+        with open(a.json, "w") as f: json.dump(results, f, indent=1)
+    by = {l: [r for r in results if r["lib"] == l] for l in libs}
+    base = by.get("sb3") or []
+    print(f"\n{a.env}, {a.seeds} seeds, budget {total} steps, medians (ratio vs sb3):")
+    print(f"{'lib':8s} {'solved':>7s} {'solve_s':>9s} {'ratio':>6s} {'solve_steps':>11s} {'steps/s':>8s} {'ratio':>6s} {'rss_MB':>7s} {'ratio':>6s}")
+    ms = lambda rs, k: _median([r[k] for r in rs])
+    for l, rs in by.items():
+        if not rs: continue
+        row = [ms(rs, "solve_s"), ms(rs, "solve_steps"), ms(rs, "sps"), ms(rs, "rss_mb")]
+        b = [ms(base, k) for k in ("solve_s", "solve_steps", "sps", "rss_mb")] if base else [float("nan")] * 4
+        solved = sum(r["solve_s"] is not None for r in rs)
+        print(f"{l:8s} {solved:>3d}/{len(rs):<3d} {row[0]:9.2f} {row[0] / b[0]:6.2f} {row[1]:11.0f} {row[2]:8.0f} "
+              f"{row[2] / b[2]:6.2f} {row[3]:7.0f} {row[3] / b[3]:6.2f}")
+    if a.env != "CartPole-v1":
+        print("\nfinal deterministic eval return (10 episodes), mean [95% bootstrap CI] over seeds:")
+        for l, rs in by.items():
+            m, lo, hi = _boot_ci([r["eval"] for r in rs])
+            print(f"{l:8s} {m:9.1f} [{lo:.1f}, {hi:.1f}]")
+
+
+if __name__ == "__main__":
+    main()

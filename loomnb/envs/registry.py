@@ -213,13 +213,13 @@ class SyncVecEnv(VecEnv):
 
     def get_state(self) -> dict:
         "Pickled copies of the envs (which must be picklable) plus counters."
-        return {"id": self.name, "num_envs": self.num_envs, "envs": np.frombuffer(pickle.dumps(self.envs), np.uint8).copy(),
+        return {"id": self.name, "num_envs": self.num_envs, "envs": np.frombuffer(pickle.dumps((self.envs, self._last)), np.uint8).copy(),
                 "ret": self._ret.copy(), "len": self._len.copy()}
     def set_state(self, d: dict):
         "Restore a `get_state()` dict."
         if d.get("id") != self.name or d.get("num_envs") != self.num_envs:
             raise ValueError(f"{self.name}: set_state got a state of {d.get('id')!r} with num_envs={d.get('num_envs')!r}")
-        self.envs = pickle.loads(np.asarray(d["envs"], np.uint8).tobytes()); self._ret[:] = d["ret"]; self._len[:] = d["len"]
+        self.envs, self._last = pickle.loads(np.asarray(d["envs"], np.uint8).tobytes()); self._ret[:] = d["ret"]; self._len[:] = d["len"]
         self._seed = None
     def close(self):
         for e in self.envs: e.close()

@@ -20,7 +20,8 @@ from .core import seed_everything, get_device, did_you_mean
 __all__ = ['DistInfo', 'env_info', 'rank_device', 'choose_backend', 'init_distributed', 'teardown', 'world', 'distributed',
            'free_port', 'local_environ', 'rank_seed', 'seed_rank', 'broadcast_module', 'max_param_diff', 'DDPPolicy',
            'unwrap', 'average_gradients', 'sync_optimizer', 'is_main_process', 'barrier', 'reduce_metrics', 'on_rank0',
-           'RankZeroLogger', 'save_distributed', 'load_distributed', 'spawn', 'ddp_smoke', 'torchrun_command', 'launch']
+           'RankZeroLogger', 'save_distributed', 'load_distributed', 'spawn', 'ddp_smoke', 'torchrun_command', 'launch',
+           'distribute_algorithm', 'DistributedTrainer']
 
 # %% ../nbs/50_distributed.ipynb #c006
 @dataclass(frozen=True)
@@ -467,6 +468,177 @@ def launch(argv: list[str], # Worker arguments, e.g. ["train", "--algo", "ppo", 
         return 124
 
 # %% ../nbs/50_distributed.ipynb #c060
+def distribute_algorithm(algo, # An `Algorithm` instance (e.g. `trainer.algo`), modified in place
+                         ddp_policy: bool = True, # Wrap an on-policy `algo.policy` in `DDPPolicy`
+                        ) -> dict: # What was done: {"broadcast": [...], "ddp": [...], "synced_optimizers": [...]}
+    "Make `algo` data-parallel: broadcast its networks, DDP for its on-policy policy, gradient averaging elsewhere."
+    done = {"broadcast": [], "ddp": [], "synced_optimizers": []}
+    if not _is_dist(): return done
+    if getattr(getattr(algo, "config", None), "target_kl", None) is not None:
+        raise ValueError(f"distribute_algorithm: {type(algo).__name__} with `target_kl` is not supported with several ranks: "
+                         "the early stop is decided per rank, so ranks could run different numbers of DDP steps. Set target_kl=None.")
+    for k, m in list(vars(algo).items()):
+        if isinstance(m, nn.Module) and not isinstance(m, DDPPolicy): broadcast_module(m); done["broadcast"].append(k)
+    covered = set()
+    pol = getattr(algo, "policy", None)
+    if ddp_policy and isinstance(pol, nn.Module) and not isinstance(pol, DDPPolicy) and any(
+            callable(getattr(pol, m, None)) for m in ("evaluate", "get_logprob_and_entropy")):
+        algo.policy = DDPPolicy(pol); covered = {id(p) for p in pol.parameters()}; done["ddp"].append("policy")
+    for k, o in list(vars(algo).items()):
+        if isinstance(o, torch.optim.Optimizer):
+            ps = [p for g in o.param_groups for p in g["params"]]
+            if not all(id(p) in covered for p in ps): sync_optimizer(o); done["synced_optimizers"].append(k)
+    return done
+
+# %% ../nbs/50_distributed.ipynb #c062
+class _SyncStop:
+    "Callback: all ranks stop together when any rank's callbacks asked to stop (runs last in after_iteration)."
+    order = 10**9
+    trainer = None
+    def __getattr__(self, name):
+        if name.startswith(("before_", "after_")): return lambda state: None
+        raise AttributeError(name)
+    def after_iteration(self, state):
+        if not _is_dist(): return
+        f = torch.tensor([1.0 if state.stop else 0.0]); dist.all_reduce(f, op=dist.ReduceOp.MAX)
+        if f.item() > 0 and not state.stop: state.stop, state.stop_reason = True, "another rank stopped"
+
+def _sync_stop_callback():
+    from loomnb.learner import Callback
+    class SyncStop(_SyncStop, Callback):
+        def before_fit(self, state): pass
+    return SyncStop()
+
+class _GlobalLogger(RankZeroLogger):
+    "RankZeroLogger that sums throughput and reports global env steps."
+    def log(self, metrics, step):
+        n = dist.get_world_size() if _is_dist() else 1
+        m = reduce_metrics(metrics)
+        for k in ("time/sps", "time/total_timesteps"):
+            if k in m: m[k] *= n
+        if n > 1: m["dist/world_size"] = float(n)
+        if is_main_process() and self.logger is not None: self.logger.log(m, int(step) * n)
+
+# %% ../nbs/50_distributed.ipynb #c063
+class DistributedTrainer:
+    "A `loomnb.learner.Trainer` on one rank of a data-parallel job (a plain Trainer in a single process)."
+    def __init__(self, algo, # Registered algorithm name or class
+                 env: str, # Env id (each rank makes its own copy from its rank seed)
+                 seed: int = 0, # Run seed: shared init seed; envs and sampling use `rank_seed(seed, rank)`
+                 config: dict | None = None, # Algorithm config overrides (same on every rank)
+                 callbacks=(), # Callbacks (run on every rank)
+                 logger=None, # Logger or logger spec, created on rank 0 only
+                 device: str = "auto", # "auto": the rank's device (cuda:LOCAL_RANK under NCCL)
+                 n_envs: int | None = None, # Envs per rank
+                 policy=None, # Custom policy module (on-policy algorithms)
+                 info: DistInfo | None = None, # This rank (default: `world()`)
+                ):
+        from loomnb.learner import Trainer, get_algorithm, _resolve_config
+        from loomnb.envs.registry import make
+        self.info = world() if info is None else info
+        cls = algo if isinstance(algo, type) else get_algorithm(algo)
+        cfg = _resolve_config(cls, config, n_envs)
+        if not isinstance(env, str): raise TypeError(f"DistributedTrainer: `env` must be an env id (each rank makes its own), got {type(env).__name__}")
+        self.seed, self.env_id, self.env_seed = seed, env, rank_seed(seed, self.info.rank)
+        venv = make(env, num_envs=getattr(cfg, "n_envs", 1), seed=self.env_seed)
+        if device == "auto" and self.info.is_distributed: device = self.info.device
+        lg = (Trainer._make_logger(logger) if self.info.is_main else None) if logger is not None else None
+        self.trainer = Trainer(cls, venv, seed=seed, config=cfg, callbacks=[*callbacks, _sync_stop_callback()],
+                               logger=None, device=device, policy=policy)
+        if logger is not None: self.trainer.logger = _GlobalLogger(lg)
+        if self.info.rank != 0:  # rank 0 keeps the Trainer's own seeding: a one-rank job equals the plain run
+            seed_everything(self.env_seed)
+            if hasattr(self.trainer.algo, "seed_rng"): self.trainer.algo.seed_rng(self.env_seed)
+        self.distributed = distribute_algorithm(self.trainer.algo)
+
+    def __getattr__(self, name):
+        if name == "trainer": raise AttributeError(name)
+        return getattr(self.trainer, name)
+    def __repr__(self): return f"DistributedTrainer(rank {self.info.rank}/{self.info.world_size}, {self.trainer!r})"
+
+# %% ../nbs/50_distributed.ipynb #c064
+def _dt_train(self, total_timesteps: int, # Global env-step budget, split evenly over the ranks
+             ) -> dict:
+    "Train until the global budget is spent; returns a summary identical on every rank."
+    if isinstance(total_timesteps, bool) or not isinstance(total_timesteps, (int, np.integer)) or total_timesteps < 1:
+        raise ValueError(f"`total_timesteps` must be a positive int, got {total_timesteps!r}")
+    n = self.info.world_size if _is_dist() else 1
+    out = self.trainer.train(-(-int(total_timesteps) // n))
+    s = self.trainer.state
+    mine = {"steps": s.global_step, "episodes": s.episodes, "env_seed": self.env_seed,
+            "mean_reward": s.mean_reward, "max_param_diff": None}
+    nums = reduce_metrics(out)
+    per = [mine]
+    if _is_dist(): per = [None] * n; dist.all_gather_object(per, mine)
+    for k in ("total_timesteps", "sps", "episodes"):
+        if k in nums: nums[k] *= n
+    nums.update(rank_steps=[p["steps"] for p in per], rank_episodes=[p["episodes"] for p in per],
+                rank_env_seeds=[p["env_seed"] for p in per], rank_mean_reward=[p["mean_reward"] for p in per],
+                world_size=n, stop_reason=out.get("stop_reason", ""))
+    return nums
+
+def _dt_predict(self, obs, deterministic: bool = True): return self.trainer.predict(obs, deterministic)
+
+DistributedTrainer.train, DistributedTrainer.predict = _dt_train, _dt_predict
+
+# %% ../nbs/50_distributed.ipynb #c066
+def _ranks_path(path) -> Path: return Path(str(path) + ".ranks")
+
+def _dt_save(self, path, # Checkpoint path; every rank's state goes to `path.ranks`
+            ) -> Path:
+    "Collective: rank 0 writes a Trainer checkpoint at `path` plus every rank's stream state at `path.ranks`."
+    from loomnb.learner import to_safe, _env_record
+    t = self.trainer
+    mine = {"env": _env_record(t.env), "algo": to_safe(t.algo.state_dict()), "torch_rng": torch.get_rng_state(),
+            "train_state": t.state.state_dict(), "env_seed": self.env_seed}
+    n = self.info.world_size if _is_dist() else 1
+    if is_main_process(): t.save(path)
+    save_distributed(_ranks_path(path), {"world_size": n, "global_step": t.state.global_step * n,
+                                         "total_timesteps": t.state.total_timesteps * n}, mine)
+    return Path(path)
+
+DistributedTrainer.save = _dt_save
+
+# %% ../nbs/50_distributed.ipynb #c067
+def _restore_env(env, rec):
+    from loomnb.learner import from_safe
+    if rec.get("state") is not None: env.set_state(from_safe(rec["state"]))
+    if rec.get("normalization") is not None: env.load_state_dict(from_safe(rec["normalization"]))
+
+@classmethod
+def _dt_from_checkpoint(cls, path, # Checkpoint written by `DistributedTrainer.save` (or `Trainer.save`)
+                        callbacks=(), # Callbacks of the resumed run
+                        logger=None, # Logger (spec) of the resumed run, on rank 0
+                        device: str = "auto", # Torch device
+                        info: DistInfo | None = None, # This rank (default: `world()`)
+                       ) -> "DistributedTrainer":
+    "Resume a run on this rank, with any world size."
+    from loomnb.learner import load_checkpoint, from_safe
+    ck = load_checkpoint(path)
+    info = world() if info is None else info
+    if _ranks_path(path).exists(): shared, mine, old_n = load_distributed(_ranks_path(path), info.rank)
+    else: shared, mine, old_n = {"global_step": ck["train_state"]["global_step"], "total_timesteps": ck["train_state"]["total_timesteps"]}, None, 1
+    self = cls(ck["algo"], ck["env"]["id"], seed=ck.get("seed", 0), config=ck["config"], callbacks=callbacks,
+               logger=logger, device=device, info=info)
+    t, n = self.trainer, (info.world_size if _is_dist() else 1)
+    if mine is None and info.rank == 0: mine = {"env": ck["env"], "algo": ck["algo_state"], "train_state": ck["train_state"]}
+    t.algo.load_state_dict(from_safe(ck["algo_state"]))  # shared learner state (rank 0's)
+    if mine is not None:  # this rank's own stream
+        t.algo.load_state_dict(from_safe(mine["algo"])); _restore_env(t.env, mine["env"])
+        if "torch_rng" in mine: torch.set_rng_state(mine["torch_rng"])
+        t.state.load_state_dict(mine["train_state"])
+    else:  # a rank the saved job did not have: fresh stream from its rank seed
+        for obj in (t.algo, getattr(t.algo, "collector", None)):
+            if obj is not None and hasattr(obj, "obs"): obj.obs = None
+        if ck["env"].get("normalization") is not None: t.env.load_state_dict(from_safe(ck["env"]["normalization"]))
+        t.state.load_state_dict({k: v for k, v in ck["train_state"].items() if k not in ("ep_returns", "ep_lengths", "episodes")})
+    t.state.global_step = int(shared["global_step"]) // n
+    t.state.total_timesteps = -(-int(shared["total_timesteps"]) // n)
+    return self
+
+DistributedTrainer.from_checkpoint = _dt_from_checkpoint
+
+# %% ../nbs/50_distributed.ipynb #c073
 def _main(argv=None):
     import argparse
     p = argparse.ArgumentParser(prog="python -m loomnb.distributed", description="loomnb.distributed worker entry")
@@ -475,12 +647,28 @@ def _main(argv=None):
     s.add_argument("--steps", type=int, default=20); s.add_argument("--seed", type=int, default=0)
     s.add_argument("--fail-rank", type=int, default=-1); s.add_argument("--out", default=None)
     s.add_argument("--timeout-s", type=float, default=120.0)
+    t = sub.add_parser("train", help="DistributedTrainer on every rank; rank 0 logs and saves")
+    t.add_argument("--algo", default="ppo"); t.add_argument("--env", default="CartPole-v1")
+    t.add_argument("--timesteps", type=int, default=10_000, help="global env steps"); t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--config", default="{}", help="algorithm config overrides as JSON")
+    t.add_argument("--n-envs", type=int, default=None); t.add_argument("--logger", default=None)
+    t.add_argument("--save", default=None); t.add_argument("--resume", default=None)
+    t.add_argument("--out", default=None, help="folder for rank<R>.json results")
+    t.add_argument("--timeout-s", type=float, default=600.0)
     a = p.parse_args(argv)
     torch.set_num_threads(1)
     with distributed(timeout_s=a.timeout_s) as info:
-        res = ddp_smoke(a.steps, a.seed, a.fail_rank)
-        if a.out: Path(a.out).mkdir(parents=True, exist_ok=True); (Path(a.out) / f"rank{info.rank}.json").write_text(json.dumps(res))
-        print(json.dumps(res), flush=True)
+        if a.cmd == "smoke": res = ddp_smoke(a.steps, a.seed, a.fail_rank)
+        else:
+            if a.resume: tr = DistributedTrainer.from_checkpoint(a.resume, logger=a.logger)
+            else: tr = DistributedTrainer(a.algo, a.env, a.seed, json.loads(a.config), logger=a.logger, n_envs=a.n_envs)
+            res = tr.train(a.timesteps)
+            res.update(rank=info.rank, max_param_diff=max_param_diff(unwrap(tr.algo.policy) if hasattr(tr.algo, "policy") else nn.Module()),
+                       params_sum=float(sum(p.double().sum() for m in vars(tr.algo).values() if isinstance(m, nn.Module) for p in m.parameters())),
+                       distributed=tr.distributed)
+            if a.save: tr.save(a.save)
+        if a.out: Path(a.out).mkdir(parents=True, exist_ok=True); (Path(a.out) / f"rank{info.rank}.json").write_text(json.dumps(res, default=float))
+        if info.is_main: print(json.dumps(res, default=float), flush=True)
 
-# %% ../nbs/50_distributed.ipynb #c061
+# %% ../nbs/50_distributed.ipynb #c074
 if __name__ == "__main__": _main()

@@ -58,10 +58,10 @@ def train_from_config(cfg, # TrainingConfig, a dict of its fields, or a YAML pat
     from loomnb.loggers import make_logger
     if isinstance(cfg, (str, Path)): cfg = TrainingConfig.from_yaml(cfg)
     elif isinstance(cfg, dict): cfg = TrainingConfig.from_dict(cfg)
-    reg = None if registry is False else (registry or RunRegistry())
+    reg = None if registry is False else (registry if registry is not None else RunRegistry())
     save_dir = Path(cfg.save).parent if cfg.save else None
     logger = make_logger(cfg.logger, out_dir=save_dir)
-    rid = reg.start(params=cfg.to_dict(), config=cfg.config, seed=cfg.seed, algo=cfg.algorithm, env=cfg.env, kind="train") if reg else None
+    rid = reg.start(params=cfg.to_dict(), config=cfg.config, seed=cfg.seed, algo=cfg.algorithm, env=cfg.env, kind="train") if reg is not None else None
     try:
         trainer = Trainer(cfg.algorithm, env=cfg.env, seed=cfg.seed, config=cfg.config or None, callbacks=list(callbacks),
                           logger=logger, device=cfg.device, n_envs=cfg.n_envs)
@@ -73,12 +73,12 @@ def train_from_config(cfg, # TrainingConfig, a dict of its fields, or a YAML pat
             ev = evaluate(trainer, cfg.env, cfg.eval_episodes, deterministic=True, seed=cfg.seed + 10_000).summary()
             metrics.update({f"eval/{k}": v for k, v in ev.items()})
     except BaseException as e:
-        if reg: reg.fail(rid, e)
+        if reg is not None: reg.fail(rid, e)
         raise
     finally:
         if logger is not None: logger.close()
     metrics = {k: (float(v) if hasattr(v, "__float__") and not isinstance(v, bool) else v) for k, v in metrics.items()}
-    if reg:
+    if reg is not None:
         env = _trainer_env(trainer)
         reg.finish(rid, metrics={k: v for k, v in metrics.items() if isinstance(v, (int, float, str, bool))},
                    checkpoint=cfg.save, config=_resolved_config(trainer, cfg.config), **({"env": env} if env is not None else {}))

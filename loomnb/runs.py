@@ -8,7 +8,7 @@ Docs: https://loomorg.github.io/loomnb/runs.html.md"""
 from __future__ import annotations
 import contextlib, datetime, hashlib, json, os, sqlite3, stat, tempfile, traceback as tb, uuid
 from pathlib import Path
-from .core import run_info
+from .core import run_info, git_info
 
 # %% auto #0
 __all__ = ['STATUSES', 'RegistryError', 'sha256_file', 'env_lineage', 'RunRegistry', 'start', 'update', 'finish', 'fail', 'track',
@@ -121,6 +121,8 @@ def start(self: RunRegistry, params: dict | None=None, # Parameters the run was 
     "Record a new running run with its provenance; returns its id."
     run_id = uuid.uuid4().hex[:12]
     info = run_info(self.repo_path)
+    if info["commit"] is None:  # not inside a repository: record the commit of the loomnb source that ran
+        import loomnb; info.update(git_info(Path(loomnb.__file__).parent))
     fields = dict(id=run_id, name=name, kind=kind, notebook=None if notebook is None else str(notebook), key=key,
                   status="running", params=params or {}, config=config, seed=seed, algo=algo,
                   git_commit=info["commit"], git_dirty=info["dirty"], versions=info["versions"], python=info["python"],
@@ -208,6 +210,7 @@ def _len(self): return len(_query(self, "SELECT id FROM runs"))
 
 for _f in (get, find, df): setattr(RunRegistry, _f.__name__, _f)
 RunRegistry.__len__ = _len
+RunRegistry.__bool__ = lambda self: True  # an empty registry is still a registry
 
 # %% ../nbs/80_runs.ipynb #c021
 def import_records(self: RunRegistry, files, # JSON files written by a failed write

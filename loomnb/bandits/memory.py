@@ -355,6 +355,7 @@ if ARGV[4] == '1' then
 end
 return {1, rev, id}
 """
+_LUA_SAVE = "redis.call('SET', KEYS[2], ARGV[1]); return redis.call('INCR', KEYS[1])"
 _LUA_LOAD = """
 local rev = tonumber(redis.call('GET', KEYS[1]) or '0')
 if rev == tonumber(ARGV[1]) then return {rev} end
@@ -409,7 +410,7 @@ class _RedisCore(_MemoryBase):
         await self.client.ping()
         r = self.client.register_script
         self._cas, self._loadif, self._snap = r(_LUA_CAS), r(_LUA_LOAD), r(_LUA_SNAPSHOT)
-        self._roll, self._prio = r(_LUA_ROLLBACK), r(_LUA_PRIORITIES)
+        self._roll, self._prio, self._save = r(_LUA_ROLLBACK), r(_LUA_PRIORITIES), r(_LUA_SAVE)
         self._ready = True
     async def close(self) -> None:
         if self.client is not None and self._own:
@@ -433,8 +434,9 @@ class _RedisCore(_MemoryBase):
         "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
         return (await self._load(model_id))[1]
     async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None:
-        "Persist `weights` as the model's active weights (unconditionally)."
-        await self.atomic_update(model_id, lambda w: (weights, None))
+        "Persist `weights` as the model's active weights (unconditionally, even over a corrupt blob)."
+        rev = await self._save(keys=[self._k(model_id, "rev"), self._k(model_id, "w")], args=[encode_weights(weights)], client=self._cli())
+        self._cache[model_id] = (int(rev), dict(weights))
     async def atomic_update(self, model_id: str, fn: Callable, experience: dict | None = None) -> Any:
         "Optimistic transaction: `new, out = fn(weights)`, compare-and-set the blob, store `experience`; return `out`."
         keys = [self._k(model_id, "rev"), self._k(model_id, "w"), self._e(model_id, "seq"), self._e(model_id, "exp"),

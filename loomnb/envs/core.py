@@ -15,7 +15,7 @@ import gymnasium
 from gymnasium import spaces
 
 # %% auto #0
-__all__ = ['VecEnv', 'EnvSpec', 'pcg64_rows', 'pcg64_next', 'pcg64_uniform', 'check_actions', 'NativeVecEnv']
+__all__ = ['VecEnv', 'EnvSpec', 'pcg64_rows', 'pcg64_next', 'pcg64_uniform', 'check_actions', 'NativeVecEnv', 'check_env']
 
 # %% ../../nbs/30_envs.core.ipynb #c005
 class VecEnv:
@@ -243,3 +243,107 @@ class NativeVecEnv(VecEnv):
             if src.shape != dst.shape: raise ValueError(f"{self.name}: set_state `{k}` has shape {src.shape}, expected {dst.shape}")
             dst[...] = src
         self._needs_reset = bool(d.get("needs_reset", False))
+
+# %% ../../nbs/30_envs.core.ipynb #c022
+def _obs_problems(where, space, obs, batch=None):
+    "Problems of one observation (or a batch of `batch`) against `space`."
+    out = []
+    o = np.asarray(obs)
+    shape = (batch, *space.shape) if batch else tuple(space.shape)
+    if o.shape != shape: return [f"{where}: observation shape {o.shape}, expected {shape}"]
+    if isinstance(space, spaces.Box):
+        if o.dtype != space.dtype: out.append(f"{where}: observation dtype {o.dtype}, the space says {space.dtype}")
+        if not np.all(np.isfinite(o)) and o.dtype.kind == "f": out.append(f"{where}: observation has NaN or inf")
+        elif np.any(o < space.low) or np.any(o > space.high): out.append(f"{where}: observation outside the space's bounds {_space_str(space)}")
+    elif isinstance(space, spaces.Discrete):
+        if o.dtype.kind not in "iu" or np.any(o < space.start) or np.any(o >= space.start + space.n):
+            out.append(f"{where}: observation {o.tolist()} is not in {_space_str(space)}")
+    return out
+
+def _sample_actions(space, n, rng):
+    if isinstance(space, spaces.Discrete): return rng.integers(space.start, space.start + space.n, n)
+    if isinstance(space, spaces.Box):
+        lo, hi = np.maximum(space.low, -1e3), np.minimum(space.high, 1e3)
+        return rng.uniform(lo, hi, (n, *space.shape)).astype(space.dtype)
+    return np.stack([space.sample() for _ in range(n)])
+
+# %% ../../nbs/30_envs.core.ipynb #c023
+def _check_single(env, n_steps, seed, errors, warnings):
+    "Checks of a single (non-vector) env: spaces, return types, determinism under a seed."
+    osp, asp = getattr(env, "observation_space", None), getattr(env, "action_space", None)
+    for nm, sp in (("observation_space", osp), ("action_space", asp)):
+        if not isinstance(sp, spaces.Space): errors.append(f"`{nm}` must be a gymnasium.spaces.Space set in __init__, got {type(sp).__name__}")
+    if errors: return
+    if isinstance(osp, spaces.Box) and osp.dtype != np.float32 and np.dtype(osp.dtype).kind == "f":
+        warnings.append(f"observation_space dtype is {osp.dtype}; loomnb stores float32 observations")
+    def rollout():
+        r = env.reset(seed=seed)
+        obs = r[0] if isinstance(r, tuple) and len(r) == 2 and isinstance(r[1], dict) else r
+        if not (isinstance(r, tuple) and len(r) == 2): warnings.append("reset() returns a bare observation; prefer (obs, info)")
+        traj = [np.asarray(obs).copy()]; errors.extend(_obs_problems("reset()", osp, obs))
+        rng = np.random.default_rng(0)
+        for t in range(n_steps):
+            a = _sample_actions(asp, 1, rng)[0]
+            out = env.step(a)
+            if not isinstance(out, tuple) or len(out) not in (4, 5):
+                errors.append(f"step() must return (obs, reward, terminated, truncated, info), got {type(out).__name__} of length {len(out) if isinstance(out, tuple) else '?'}"); return traj
+            obs, rew, term = out[0], out[1], out[2]
+            trunc = out[3] if len(out) == 5 else False
+            errors.extend(_obs_problems(f"step() at t={t}", osp, obs))
+            if not isinstance(rew, (int, float, np.integer, np.floating)) or not np.isfinite(rew): errors.append(f"step() at t={t}: reward must be a finite number, got {rew!r}")
+            for nm, v in (("terminated", term), ("truncated", trunc)):
+                if not isinstance(v, (bool, np.bool_)): errors.append(f"step() at t={t}: `{nm}` must be a bool, got {type(v).__name__}")
+            traj += [np.asarray(obs).copy(), float(rew) if np.isscalar(rew) else rew]
+            if errors: return traj
+            if term or trunc:
+                r = env.reset(); obs = r[0] if isinstance(r, tuple) else r; traj.append(np.asarray(obs).copy())
+        return traj
+    a = rollout()
+    if errors: return
+    b = rollout()
+    if not all(np.array_equal(x, y) for x, y in zip(a, b)):
+        errors.append(f"not deterministic: two rollouts after reset(seed={seed}) with the same actions differ; draw all randomness from self.np_random")
+
+# %% ../../nbs/30_envs.core.ipynb #c024
+def _check_vec(env, n_steps, seed, errors, warnings):
+    "Checks of a VecEnv: batched shapes/dtypes, the autoreset info contract, determinism, get/set_state."
+    N, osp, asp = env.num_envs, env.single_observation_space, env.single_action_space
+    def rollout():
+        obs, info = env.reset(seed=seed); traj = [obs.copy()]
+        errors.extend(_obs_problems("reset()", osp, obs, N))
+        rng = np.random.default_rng(0)
+        for t in range(n_steps):
+            obs, rew, term, trunc, info = env.step(_sample_actions(asp, N, rng))
+            w = f"step() at t={t}"
+            errors.extend(_obs_problems(w, osp, obs, N))
+            if np.asarray(rew).shape != (N,) or np.asarray(rew).dtype != np.float32: errors.append(f"{w}: reward must be float32 [{N}], got {np.asarray(rew).dtype} {np.asarray(rew).shape}")
+            for nm, v in (("terminated", term), ("truncated", trunc)):
+                if np.asarray(v).dtype != np.bool_ or np.asarray(v).shape != (N,): errors.append(f"{w}: `{nm}` must be bool [{N}]")
+            missing = [k for k in ("final_obs", "done", "episode_return", "episode_length") if k not in info]
+            if missing: errors.append(f"{w}: info lacks {missing}")
+            elif not np.array_equal(info["done"], term | trunc): errors.append(f"{w}: info['done'] != terminated | truncated")
+            elif not np.array_equal(info["final_obs"][~info["done"]], obs[~info["done"]]): errors.append(f"{w}: info['final_obs'] differs from obs where no episode ended")
+            if errors: return traj
+            traj += [obs.copy(), np.asarray(rew).copy(), info["final_obs"].copy()]
+        return traj
+    a = rollout()
+    if errors: return
+    b = rollout()
+    if not all(np.array_equal(x, y) for x, y in zip(a, b)): errors.append(f"not deterministic: two rollouts after reset(seed={seed}) with the same actions differ")
+    try: st = env.get_state()
+    except NotImplementedError: warnings.append("get_state() is not supported: checkpoints cannot resume the env exactly"); return
+    rng = np.random.default_rng(1); acts = [_sample_actions(asp, N, rng) for _ in range(n_steps)]
+    x = [env.step(a)[0] for a in acts]; env.set_state(st); y = [env.step(a)[0] for a in acts]
+    if not all(np.array_equal(p, q) for p, q in zip(x, y)): errors.append("set_state(get_state()) does not replay the same future")
+
+def check_env(env, # A VecEnv, a loomnb BaseEnvironment, or a gymnasium.Env
+              n_steps: int=100, # Steps per rollout
+              seed: int=0, # Seed of the determinism check
+             ) -> list[str]: # Warnings (errors raise)
+    "Check an env against loomnb's protocol; raises ValueError listing every error, returns warnings."
+    errors, warnings = [], []
+    (_check_vec if isinstance(env, VecEnv) else _check_single)(env, n_steps, seed, errors, warnings)
+    if errors:
+        name = env.name if isinstance(env, VecEnv) else type(env).__name__
+        raise ValueError(f"check_env({name}) found {len(errors)} problem(s):\n- " + "\n- ".join(dict.fromkeys(errors)))
+    return warnings

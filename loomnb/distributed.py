@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/distributed.html.md"""
 
 # %% ../nbs/50_distributed.ipynb #c002
 from __future__ import annotations
-import contextlib, datetime, functools, inspect, json, os, pickle, shlex, socket, subprocess, sys, tempfile, time, traceback
+import contextlib, datetime, functools, inspect, io, json, os, pickle, shlex, socket, subprocess, sys, tempfile, time, traceback
 from dataclasses import dataclass, replace, asdict
 from pathlib import Path
 import numpy as np
@@ -336,8 +336,10 @@ def save_distributed(path, # File to write (on rank 0)
                     ) -> None:
     "Collective: write one checkpoint holding the shared state and every rank's state (rank 0 writes)."
     states = [rank_state]
-    if _is_dist():
-        states = [None] * dist.get_world_size(); dist.all_gather_object(states, rank_state)
+    if _is_dist():  # tensors inside objects are serialised with torch.save first (all_gather_object cannot pickle storages)
+        buf = io.BytesIO(); torch.save(rank_state, buf)
+        blobs = [None] * dist.get_world_size(); dist.all_gather_object(blobs, buf.getvalue())
+        states = [torch.load(io.BytesIO(b), map_location="cpu", weights_only=False) for b in blobs] if is_main_process() else []
     if is_main_process():
         path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
@@ -570,7 +572,7 @@ def _dt_train(self, total_timesteps: int, # Global env-step budget, split evenly
     nums = reduce_metrics(out)
     per = [mine]
     if _is_dist(): per = [None] * n; dist.all_gather_object(per, mine)
-    for k in ("total_timesteps", "sps", "episodes"):
+    for k in ("total_timesteps", "sps", "episodes", "time/sps", "time/total_timesteps"):
         if k in nums: nums[k] *= n
     nums.update(rank_steps=[p["steps"] for p in per], rank_episodes=[p["episodes"] for p in per],
                 rank_env_seeds=[p["env_seed"] for p in per], rank_mean_reward=[p["mean_reward"] for p in per],
@@ -592,7 +594,11 @@ def _dt_save(self, path, # Checkpoint path; every rank's state goes to `path.ran
     mine = {"env": _env_record(t.env), "algo": to_safe(t.algo.state_dict()), "torch_rng": torch.get_rng_state(),
             "train_state": t.state.state_dict(), "env_seed": self.env_seed}
     n = self.info.world_size if _is_dist() else 1
-    if is_main_process(): t.save(path)
+    if is_main_process():  # the Trainer checkpoint carries the global step counters
+        loc = (t.state.global_step, t.state.total_timesteps)
+        t.state.global_step, t.state.total_timesteps = loc[0] * n, loc[1] * n
+        try: t.save(path)
+        finally: t.state.global_step, t.state.total_timesteps = loc
     save_distributed(_ranks_path(path), {"world_size": n, "global_step": t.state.global_step * n,
                                          "total_timesteps": t.state.total_timesteps * n}, mine)
     return Path(path)
@@ -632,7 +638,7 @@ def _dt_from_checkpoint(cls, path, # Checkpoint written by `DistributedTrainer.s
             if obj is not None and hasattr(obj, "obs"): obj.obs = None
         if ck["env"].get("normalization") is not None: t.env.load_state_dict(from_safe(ck["env"]["normalization"]))
         t.state.load_state_dict({k: v for k, v in ck["train_state"].items() if k not in ("ep_returns", "ep_lengths", "episodes")})
-    t.state.global_step = int(shared["global_step"]) // n
+    t.state.global_step = int(shared["global_step"]) // n  # (the rank states hold local counters)
     t.state.total_timesteps = -(-int(shared["total_timesteps"]) // n)
     return self
 
@@ -664,7 +670,7 @@ def _main(argv=None):
             else: tr = DistributedTrainer(a.algo, a.env, a.seed, json.loads(a.config), logger=a.logger, n_envs=a.n_envs)
             res = tr.train(a.timesteps)
             res.update(rank=info.rank, max_param_diff=max_param_diff(unwrap(tr.algo.policy) if hasattr(tr.algo, "policy") else nn.Module()),
-                       params_sum=float(sum(p.double().sum() for m in vars(tr.algo).values() if isinstance(m, nn.Module) for p in m.parameters())),
+                       params_sum=float(sum(p.detach().double().sum() for m in vars(tr.algo).values() if isinstance(m, nn.Module) for p in m.parameters())),
                        distributed=tr.distributed)
             if a.save: tr.save(a.save)
         if a.out: Path(a.out).mkdir(parents=True, exist_ok=True); (Path(a.out) / f"rank{info.rank}.json").write_text(json.dumps(res, default=float))

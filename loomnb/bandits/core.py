@@ -122,23 +122,30 @@ def health_of(*arrays) -> WeightHealth:
 # %% ../../nbs/90_bandits.core.ipynb #c019
 _MAGIC, _FMT = b"LNBW", 1
 _HEAD = struct.Struct("<4sBII")  # magic, format, crc32, header length
+_HEADER_CACHE: dict = {}  # (scalars, array layout) -> encoded JSON header; weights of one model keep one layout
+_PARSE_CACHE: dict = {}   # header bytes -> parsed header
 
 def encode_weights(weights: Mapping[str, Any]) -> bytes:
     "Serialise a weights mapping (numpy arrays + JSON-safe scalars) to a checksummed blob."
     scalars, table, chunks, off = {}, [], [], 0
     for k, v in weights.items():
         if isinstance(v, np.ndarray):
-            a = np.ascontiguousarray(v, dtype=v.dtype.newbyteorder("<") if v.dtype.byteorder == ">" else v.dtype)
+            a = v if v.flags.c_contiguous and v.dtype.byteorder != ">" else np.ascontiguousarray(v, dtype=v.dtype.newbyteorder("<"))
             if a.dtype.kind not in "fiub": raise WeightSchemaError(f"encode_weights: array `{k}` has unsupported dtype {a.dtype}")
-            table.append([k, a.dtype.str, list(a.shape), off, a.nbytes]); chunks.append(a.tobytes()); off += a.nbytes
+            table.append((k, a.dtype.str, a.shape, off, a.nbytes)); chunks.append(a.data); off += a.nbytes
         else: scalars[k] = v.item() if isinstance(v, np.generic) else v
-    try: header = json.dumps({"scalars": scalars, "arrays": table}, separators=(",", ":"), allow_nan=False).encode()
-    except (TypeError, ValueError) as e: raise WeightSchemaError(f"encode_weights: non JSON-safe entry: {e}") from e
-    body = header + b"".join(chunks)
+    try: key = (tuple(scalars.items()), tuple(table)); header = _HEADER_CACHE.get(key)
+    except TypeError: key, header = None, None  # unhashable scalar (list/dict): no caching
+    if header is None:
+        try: header = json.dumps({"scalars": scalars, "arrays": [[k, d, list(sh), o, n] for k, d, sh, o, n in table]},
+                                 separators=(",", ":"), allow_nan=False).encode()
+        except (TypeError, ValueError) as e: raise WeightSchemaError(f"encode_weights: non JSON-safe entry: {e}") from e
+        if key is not None and len(_HEADER_CACHE) < 4096: _HEADER_CACHE[key] = header
+    body = b"".join([header, *chunks])
     return _HEAD.pack(_MAGIC, _FMT, zlib.crc32(body), len(header)) + body
 
 def decode_weights(blob: bytes) -> dict[str, Any]:
-    "Inverse of `encode_weights`; WeightSchemaError on a corrupt or foreign blob."
+    "Inverse of `encode_weights` (arrays are read-only views of the blob); WeightSchemaError on a corrupt or foreign blob."
     if not isinstance(blob, (bytes, bytearray, memoryview)): raise WeightSchemaError(f"weight blob must be bytes, got {type(blob).__name__}")
     blob = bytes(blob)
     if len(blob) < _HEAD.size: raise WeightSchemaError("weight blob is truncated")
@@ -147,10 +154,14 @@ def decode_weights(blob: bytes) -> dict[str, Any]:
     body = memoryview(blob)[_HEAD.size:]
     if zlib.crc32(body) != crc or hlen > len(body): raise WeightSchemaError("weight blob failed its checksum (corrupt)")
     try:
-        h = json.loads(bytes(body[:hlen]))
-        out = dict(h["scalars"]); data = body[hlen:]
+        hb = bytes(body[:hlen]); h = _PARSE_CACHE.get(hb)
+        if h is None:
+            h = json.loads(hb)
+            if len(_PARSE_CACHE) < 4096: _PARSE_CACHE[hb] = h
+        out = dict(h["scalars"]); base = _HEAD.size + hlen
         for k, dt, shape, off, n in h["arrays"]:
-            if off + n > len(data): raise ValueError("array past end")
-            out[k] = np.frombuffer(data[off:off + n], dtype=np.dtype(dt)).reshape(shape).copy()
+            if base + off + n > len(blob): raise ValueError("array past end")
+            a = np.frombuffer(blob, dtype=np.dtype(dt), count=n // np.dtype(dt).itemsize, offset=base + off).reshape(shape)
+            out[k] = a
     except (ValueError, KeyError, TypeError) as e: raise WeightSchemaError(f"weight blob is malformed: {e}") from e
     return out

@@ -35,12 +35,13 @@ class RLMemorySettings(Config):
     max_experience_age_seconds: float = 0.0     # Experiences older than this are excluded from sampling (0 = no limit)
     max_weight_versions: int = 10               # Versions retained per model (0 disables versioning)
     busy_timeout_ms: int = 30000                # SQLite: how long a writer waits for the lock
+    cache_ttl_seconds: float = 0.0              # Serve weights from the process cache this long without asking the store (0 = always check the revision)
 
     def validate(self):
         self.check_choice("backend", ["sqlite", "redis"]); self.check_choice("sampling_mode", ["uniform", "prioritized"])
         self.check_range("priority_alpha", 0); self.check_range("priority_eps", 0, lo_open=True)
         self.check_range("max_experience_age_seconds", 0); self.check_range("max_weight_versions", 0)
-        self.check_range("busy_timeout_ms", 0)
+        self.check_range("busy_timeout_ms", 0); self.check_range("cache_ttl_seconds", 0)
 
 # %% ../../nbs/92_bandits.memory.ipynb #c009
 @dataclass
@@ -152,6 +153,7 @@ class _MemoryBase:
         self.settings = settings if isinstance(settings, RLMemorySettings) else RLMemorySettings.from_dict(settings or {})
         self.rng = np.random.default_rng(seed)
         self._cache: dict[str, tuple[int, dict | None]] = {}  # model_id -> (revision, decoded weights)
+        self._checked_at: dict[str, float] = {}  # model_id -> when the cached revision was last confirmed
         self._ready = False
         self.validator: Callable | None = None  # e.g. `algorithm.validate_weights`, applied to every decoded blob
     def is_ready(self) -> bool: return self._ready
@@ -160,6 +162,10 @@ class _MemoryBase:
     def _cutoff(self) -> float:
         age = self.settings.max_experience_age_seconds
         return time.time() - age if age > 0 else -math.inf
+    def _fresh(self, model_id) -> bool:
+        "Whether the cached weights may be served without a round trip (cache_ttl_seconds)."
+        ttl = self.settings.cache_ttl_seconds
+        return ttl > 0 and model_id in self._cache and time.monotonic() - self._checked_at.get(model_id, -math.inf) < ttl
     def _choose(self, ids: np.ndarray, priorities: np.ndarray, batch_size: int) -> np.ndarray:
         "Positions drawn i.i.d. uniformly, or by priority when configured."
         if batch_size < 0: raise ValueError(f"`batch_size` must be >= 0, got {batch_size}")
@@ -232,7 +238,8 @@ class _SQLiteCore(_MemoryBase):
 
     async def load_weights(self, model_id: str) -> dict | None:
         "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
-        return self._load(model_id)[1]
+        if self._fresh(model_id): return self._cache[model_id][1]
+        out = self._load(model_id)[1]; self._checked_at[model_id] = time.monotonic(); return out
     async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None:
         "Persist `weights` as the model's active weights."
         self._txn(lambda: self._save(model_id, self._load_rev(model_id), weights))
@@ -432,7 +439,8 @@ class _RedisCore(_MemoryBase):
         return rev, self._decode(model_id, rev, res[1])
     async def load_weights(self, model_id: str) -> dict | None:
         "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
-        return (await self._load(model_id))[1]
+        if self._fresh(model_id): return self._cache[model_id][1]
+        out = (await self._load(model_id))[1]; self._checked_at[model_id] = time.monotonic(); return out
     async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None:
         "Persist `weights` as the model's active weights (unconditionally, even over a corrupt blob)."
         rev = await self._save(keys=[self._k(model_id, "rev"), self._k(model_id, "w")], args=[encode_weights(weights)], client=self._cli())

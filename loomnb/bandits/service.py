@@ -336,7 +336,7 @@ class ReinforcementLearningService:
         self.joiner = DelayedRewardJoiner(settings.reward_wait_seconds, settings.max_pending_decisions)
         self.rng = np.random.default_rng(seed); self._flusher = None; self._norm: dict[str, NormalizationState] = {}
         self.serving, self.training, self.releases = _Serving(self), _Training(self), _Releases(self)
-        self.memory.validator = self.algorithm.validate_weights
+        self.memory.validator = lambda w: self.algorithm.validate_weights(w, copy=False)  # decoded arrays are read-only already
     async def connect(self, background: bool=True) -> None:
         "Connect the memory; start the delayed-reward flusher when `background`."
         await self.resilience.call(self.memory.connect)

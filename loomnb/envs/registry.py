@@ -239,7 +239,7 @@ def make(id: str, # "Name-vX", "Name" (latest version) or any gymnasium id
          seed: int | None=None, # Copy n is seeded with seed + n
          backend: str="auto", # "auto" (native when loomnb has the id), "native" or "gymnasium"
          vectorization_mode: str="sync", # gymnasium backend only: "sync" or "async"
-         **kwargs) -> VecEnv: # Env kwargs (override the registered defaults)
+         **kwargs) -> VecEnv: # Env kwargs (override the registered defaults; `max_episode_steps` overrides the time limit)
     "Build a vector env by id."
     if backend not in ("auto", "native", "gymnasium"):
         raise ValueError(f"make: `backend` must be 'auto', 'native' or 'gymnasium', got {backend!r}.{did_you_mean(backend, ['auto', 'native', 'gymnasium'])}")
@@ -251,8 +251,10 @@ def make(id: str, # "Name-vX", "Name" (latest version) or any gymnasium id
             if backend == "native" or id not in gymnasium.registry: raise ValueError(e.args[0]) from None
             s = None
         if s is not None:
+            limit = kwargs.pop("max_episode_steps", s.max_episode_steps)
             kw = {**s.kwargs, **kwargs}
-            if kw != s.kwargs: s = EnvSpec(s.name, s.version, s.entry_point, s.max_episode_steps, s.reward_threshold, kw, s.backend)
+            if kw != s.kwargs or limit != s.max_episode_steps:
+                s = EnvSpec(s.name, s.version, s.entry_point, limit, s.reward_threshold, kw, s.backend)
             ep = _resolve(s.entry_point)
             if inspect.isclass(ep) and issubclass(ep, BaseEnvironment) or s.backend == "custom":
                 return SyncVecEnv(lambda: ep(kw) if inspect.isclass(ep) and issubclass(ep, BaseEnvironment) else ep(**kw),

@@ -110,7 +110,8 @@ def plot_probability_of_improvement(score_dict: dict, # Name -> scores
     for i, (a, b) in enumerate(pairs):
         p = probability_of_improvement(score_dict[a], score_dict[b])
         lo, hi = probability_of_improvement_ci(score_dict[a], score_dict[b], n_bootstrap, seed=seed)
-        ax.barh(i, hi - lo, left=lo, height=0.6, alpha=0.6); ax.vlines(p, i - 0.3, i + 0.3, color="k")
+        ax.barh(i, max(hi - lo, 0.004), left=lo, height=0.6, alpha=0.6); ax.vlines(p, i - 0.3, i + 0.3, color="k")
+        ax.plot([p], [i], "ko", ms=4)  # visible even when the interval has zero width
     ax.axvline(0.5, color="grey", ls="--", lw=1)
     ax.set_yticks(range(len(pairs)), [f"P({a} > {b})" for a, b in pairs]); ax.set_xlim(0, 1); ax.set_xlabel("probability of improvement")
     return ax

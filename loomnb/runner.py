@@ -269,7 +269,8 @@ def write_report(results, # DataFrame from run_sweep (one row per run)
     if scores:
         t = aggregate_with_ci(scores, n_bootstrap=2000)
         parts.append(f"<h2>Final {html.escape(metric)} per configuration</h2>")
-        parts.append(t.pivot_table(index="algorithm", columns="aggregate", values=["point", "lower", "upper"], sort=False).round(3).to_html())
+        tab = t.pivot_table(index="algorithm", columns="aggregate", values=["point", "lower", "upper"], sort=False).round(3)
+        tab.index.name = "configuration"; parts.append(tab.to_html())
         axes = plot_interval_estimates(t, xlabel=metric); parts.append(f'<img src="{fig_to_base64(axes[0].figure)}">')
     if curves is not None and len(curves) and curve_metric in curves.columns and "step" in curves.columns:
         c = curves.copy(); c["config"] = [_label(r, grid) for _, r in c.iterrows()]

@@ -1,0 +1,123 @@
+"""Env-steps/s of CartPole-v1 with random actions: loomnb's native Numba vector env against its peers.
+
+Peers (each skipped with a note when not installed): rlox.VecEnv, envpool, gymnasium SyncVectorEnv and gymnasium's
+own vectorised CartPole (`make_vec(..., vectorization_mode="vector_entry_point")`). All peers run in one process,
+alternating round by round; each cell is the median over `--repeats` rounds of steps/s measured over about
+`--seconds` seconds. Actions are drawn before timing, in each peer's native dtype.
+
+    python bench/bench_envs.py                      # N = 1, 8, 64, 256
+    python bench/bench_envs.py --sizes 1 256 --repeats 7 --json bench_envs.json
+    RAYON_NUM_THREADS=1 python bench/bench_envs.py  # rlox with one thread (its default is one per core)
+"""
+from __future__ import annotations
+import argparse, json, os, platform, sys, time, warnings
+import numpy as np
+
+warnings.filterwarnings("ignore")
+
+
+def _loomnb(n, seed):
+    from loomnb.envs.registry import make
+    env = make("CartPole-v1", num_envs=n, seed=seed)
+    env.reset()
+    return env.step, np.int64, env.close
+
+
+def _rlox(n, seed):
+    import rlox
+    env = rlox.VecEnv(n, seed=seed)
+    env.reset_all(seed=seed)
+    return env.step_all, np.uint32, lambda: None
+
+
+def _envpool(n, seed):
+    import envpool
+    env = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=n, seed=seed)
+    env.reset()
+    return env.step, np.int32, env.close
+
+
+def _gym_sync(n, seed):
+    import gymnasium as gym
+    env = gym.make_vec("CartPole-v1", num_envs=n, vectorization_mode="sync")
+    env.reset(seed=seed)
+    return env.step, np.int64, env.close
+
+
+def _gym_vector(n, seed):
+    import gymnasium as gym
+    env = gym.make_vec("CartPole-v1", num_envs=n, vectorization_mode="vector_entry_point")
+    env.reset(seed=seed)
+    return env.step, np.int64, env.close
+
+
+PEERS = {"loomnb": _loomnb, "rlox.VecEnv": _rlox, "envpool": _envpool, "gym SyncVectorEnv": _gym_sync,
+         "gym vector_entry_point": _gym_vector}
+
+
+def time_peer(step, actions):
+    "Seconds to apply every row of `actions`."
+    t0 = time.perf_counter()
+    for a in actions: step(a)
+    return time.perf_counter() - t0
+
+
+def bench(sizes, repeats, seconds, seed=0):
+    "{peer: {N: median steps/s}} plus skipped peers."
+    results, skipped = {p: {} for p in PEERS}, {}
+    for n in sizes:
+        envs = {}
+        for name, ctor in PEERS.items():
+            try: envs[name] = ctor(n, seed)
+            except Exception as e:  # not installed or broken
+                skipped[name] = f"{type(e).__name__}: {e}"
+        rng = np.random.default_rng(seed)
+        # calibrate the number of steps per round from a short warm-up so each round takes about `seconds`
+        plan = {}
+        for name, (step, dt, _) in envs.items():
+            warm = rng.integers(0, 2, (200, n)).astype(dt)
+            t = time_peer(step, warm)
+            steps = int(max(20, min(200_000, seconds / max(t / 200, 1e-9))))
+            plan[name] = rng.integers(0, 2, (steps, n)).astype(dt)
+        samples = {name: [] for name in envs}
+        for r in range(repeats):
+            for name, (step, _, _) in envs.items():      # alternate peers every round
+                acts = plan[name]
+                samples[name].append(acts.shape[0] * n / time_peer(step, acts))
+        for name, (_, _, close) in envs.items():
+            results[name][n] = float(np.median(samples[name])); close()
+    return {k: v for k, v in results.items() if v}, skipped
+
+
+def table(results, sizes):
+    "Markdown table of M steps/s per peer and N, with loomnb's ratio to the fastest peer."
+    peers = list(results)
+    lines = ["| N | " + " | ".join(peers) + " | loomnb / fastest peer |", "|---" * (len(peers) + 2) + "|"]
+    for n in sizes:
+        row = [f"{results[p].get(n, float('nan')) / 1e6:.3f}" for p in peers]
+        others = [results[p][n] for p in peers if p != "loomnb" and n in results[p]]
+        ratio = results["loomnb"][n] / max(others) if others and n in results.get("loomnb", {}) else float("nan")
+        lines.append(f"| {n} | " + " | ".join(row) + f" | {ratio:.2f}x |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1, 8, 64, 256])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=0.3, help="target seconds per peer per round")
+    ap.add_argument("--json", default=None, help="also write the results here")
+    a = ap.parse_args(argv)
+    res, skipped = bench(a.sizes, a.repeats, a.seconds)
+    print(f"CartPole-v1, random actions, M env-steps/s (median of {a.repeats} alternating rounds); "
+          f"python {platform.python_version()}, {os.cpu_count()} CPUs, RAYON_NUM_THREADS={os.environ.get('RAYON_NUM_THREADS', 'default')}")
+    print(table(res, a.sizes))
+    if "loomnb" in res and 1 in res["loomnb"]: print(f"\nloomnb N=1: {1e6 / res['loomnb'][1]:.2f} us per step() call")
+    for k, v in skipped.items(): print(f"skipped {k}: {v}")
+    if a.json:
+        with open(a.json, "w") as f: json.dump({"results": res, "skipped": skipped, "sizes": a.sizes, "repeats": a.repeats}, f, indent=1)
+    return res
+
+
+if __name__ == "__main__":
+    main()

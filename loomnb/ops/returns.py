@@ -83,26 +83,66 @@ def gae_ref(rewards, values, terminated, truncated, final_values, last_values, g
     return adv, (adv + np.asarray(values, np.float64).reshape(adv.shape)).astype(adv.dtype)
 
 # %% ../../nbs/10_ops.returns.ipynb #c013
+def _like(x, arr): "`x` cast to `arr`'s dtype; compiled code only."
+
+@overload(_like)
+def _like_impl(x, arr):
+    dt = arr.dtype
+    return lambda x, arr: dt(x)
+
+# %% ../../nbs/10_ops.returns.ipynb #c015
 @njit(cache=True)
-def gae_kernel(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
-    "Raw GAE on `[T, N]` C-contiguous arrays, written into `out_adv`/`out_ret`; no validation (see `gae`)."
+def _gae_narrow(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
+    "GAE loop for narrow batches (2-D indexing, no per-row views)."
     T, N = rewards.shape
-    if T == 0: return
-    gl = gamma * lam
+    g, gl, z = _like(gamma, rewards), _like(gamma * lam, rewards), _like(0.0, rewards)
+    carry = np.empty(N, rewards.dtype)
     for n in range(N):
         nv = final_values[T - 1, n] if truncated[T - 1, n] else last_values[n]
-        a = rewards[T - 1, n] + gamma * nv * (1.0 - terminated[T - 1, n]) - values[T - 1, n]
+        nv = z if terminated[T - 1, n] else nv
+        a = rewards[T - 1, n] + g * nv - values[T - 1, n]
+        carry[n] = a
         out_adv[T - 1, n] = a
         out_ret[T - 1, n] = a + values[T - 1, n]
     for t in range(T - 2, -1, -1):
         for n in range(N):
-            te, tr = terminated[t, n], truncated[t, n]
+            tr = truncated[t, n]; te = terminated[t, n]
             nv = final_values[t, n] if tr else values[t + 1, n]
-            a = rewards[t, n] + gamma * nv * (1.0 - te) - values[t, n] + gl * (1.0 - (te | tr)) * out_adv[t + 1, n]
+            nv = z if te else nv
+            c = z if (te | tr) else gl * carry[n]
+            a = rewards[t, n] + g * nv - values[t, n] + c
+            carry[n] = a
             out_adv[t, n] = a
             out_ret[t, n] = a + values[t, n]
 
-# %% ../../nbs/10_ops.returns.ipynb #c015
+@njit(cache=True)
+def _gae_wide(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
+    "GAE loop for wide batches (row views; vectorises well)."
+    T, N = rewards.shape
+    g, gl, z = _like(gamma, rewards), _like(gamma * lam, rewards), _like(0.0, rewards)
+    carry = np.zeros(N, rewards.dtype)
+    for t in range(T - 1, -1, -1):
+        r = rewards[t]; v = values[t]; te = terminated[t]; tr = truncated[t]; fv = final_values[t]
+        vn = last_values if t == T - 1 else values[t + 1]
+        ao = out_adv[t]; ro = out_ret[t]
+        for n in range(N):
+            nv = fv[n] if tr[n] else vn[n]
+            nv = z if te[n] else nv
+            c = z if (te[n] | tr[n]) else gl * carry[n]
+            a = r[n] + g * nv - v[n] + c
+            carry[n] = a
+            ao[n] = a
+            ro[n] = a + v[n]
+
+# %% ../../nbs/10_ops.returns.ipynb #c016
+@njit(cache=True)
+def gae_kernel(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
+    "Raw GAE on `[T, N]` C-contiguous arrays, written into `out_adv`/`out_ret`; no validation (see `gae`)."
+    if rewards.shape[0] == 0: return
+    if rewards.shape[1] < 32: _gae_narrow(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret)
+    else: _gae_wide(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret)
+
+# %% ../../nbs/10_ops.returns.ipynb #c018
 def _as2d(x): "View a C-contiguous `[T]` array as `[T, 1]` (identity for `[T, N]`); compiled code only."
 def _lv(rewards, last_values): "`last_values` as a `[N]` array (a scalar becomes `[1]`); compiled code only."
 def _shapes_ok(rewards, values, terminated, truncated, final_values, last_values): "Shape agreement check; compiled code only."
@@ -136,7 +176,7 @@ def _lv_ok_impl(rewards, last_values):
     if isinstance(last_values, nbt.Array): return lambda rewards, last_values: last_values.size == 1
     return lambda rewards, last_values: True
 
-# %% ../../nbs/10_ops.returns.ipynb #c017
+# %% ../../nbs/10_ops.returns.ipynb #c020
 @njit(_sigs(nbt.int64, "FFBBFLffFF"), cache=True)
 def _gae_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
     "Shape/range checks (error code) then `gae_kernel`; compiled for [T, N] and [T] inputs."
@@ -146,7 +186,7 @@ def _gae_checked(rewards, values, terminated, truncated, final_values, last_valu
                _lv(rewards, last_values), gamma, lam, _as2d(out_adv), _as2d(out_ret))
     return 0
 
-# %% ../../nbs/10_ops.returns.ipynb #c018
+# %% ../../nbs/10_ops.returns.ipynb #c021
 def gae(rewards:np.ndarray,      # [T, N] (or [T]) float32/float64 rewards
         values:np.ndarray,       # [T, N] V(s_t), same dtype
         terminated:np.ndarray,   # [T, N] bool: episode terminated after step t (no bootstrap)
@@ -174,7 +214,7 @@ def _gae_slow(rewards, values, terminated, truncated, final_values, last_values,
                lv, gamma, lam, adv.reshape(s), ret.reshape(s))
     return adv, ret
 
-# %% ../../nbs/10_ops.returns.ipynb #c024
+# %% ../../nbs/10_ops.returns.ipynb #c027
 def _random_rollout(rng, T, N, dtype=np.float32, p_term=0.05, p_trunc=0.05):
     "A random `[T, N]` rollout (rewards, values, terminated, truncated, final_values, last_values) for tests and benches."
     f = lambda *s: rng.standard_normal(s).astype(dtype)
@@ -182,7 +222,7 @@ def _random_rollout(rng, T, N, dtype=np.float32, p_term=0.05, p_trunc=0.05):
     trunc = (rng.random((T, N)) < p_trunc) & ~term
     return f(T, N), f(T, N), term, trunc, f(T, N), f(N)
 
-# %% ../../nbs/10_ops.returns.ipynb #c031
+# %% ../../nbs/10_ops.returns.ipynb #c034
 def lambda_returns_ref(rewards, values, terminated, truncated, final_values, last_values, gamma, lam):
     "Plain-Python TD(λ) returns (Sutton & Barto eq. 12.18, recursive form), the reference twin of `lambda_returns`."
     r, v, fv = (np.asarray(a, np.float64).reshape(len(rewards), -1) for a in (rewards, values, final_values))
@@ -197,7 +237,7 @@ def lambda_returns_ref(rewards, values, terminated, truncated, final_values, las
             G[t, n] = r[t, n] + gamma * (1.0 - te[t, n]) * ((1 - lam) * nv + lam * nxt)
     return G.reshape(np.shape(rewards)).astype(np.asarray(rewards).dtype)
 
-# %% ../../nbs/10_ops.returns.ipynb #c032
+# %% ../../nbs/10_ops.returns.ipynb #c035
 @njit(cache=True)
 def lambda_returns_kernel(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out):
     "Raw TD(λ) returns on `[T, N]` C-contiguous arrays, written into `out`; no validation (see `lambda_returns`)."
@@ -213,7 +253,7 @@ def lambda_returns_kernel(rewards, values, terminated, truncated, final_values, 
             nxt = final_values[t, n] if tr else out[t + 1, n]
             out[t, n] = rewards[t, n] + gamma * (1.0 - terminated[t, n]) * ((1.0 - lam) * nv + lam * nxt)
 
-# %% ../../nbs/10_ops.returns.ipynb #c034
+# %% ../../nbs/10_ops.returns.ipynb #c037
 @njit(_sigs(nbt.int64, "FFBBFLffF"), cache=True)
 def _lambda_returns_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out):
     "Checks (error code) then `lambda_returns_kernel`."
@@ -245,7 +285,7 @@ def lambda_returns(rewards:np.ndarray,      # [T, N] (or [T]) float32/float64 re
                           final_values.reshape(s), lv, gamma, lam, out.reshape(s))
     return out
 
-# %% ../../nbs/10_ops.returns.ipynb #c039
+# %% ../../nbs/10_ops.returns.ipynb #c042
 def discounted_returns_ref(rewards, terminated, truncated, final_values, last_values, gamma):
     "Plain-Python discounted return (reward-to-go) with bootstraps, the reference twin of `discounted_returns`."
     r, fv = (np.asarray(a, np.float64).reshape(len(rewards), -1) for a in (rewards, final_values))
@@ -272,7 +312,7 @@ def discounted_returns_kernel(rewards, terminated, truncated, final_values, last
             nxt = final_values[t, n] if truncated[t, n] else out[t + 1, n]
             out[t, n] = rewards[t, n] + gamma * (1.0 - terminated[t, n]) * nxt
 
-# %% ../../nbs/10_ops.returns.ipynb #c040
+# %% ../../nbs/10_ops.returns.ipynb #c043
 @njit(_sigs(nbt.int64, "FBBFLfF"), cache=True)
 def _discounted_returns_checked(rewards, terminated, truncated, final_values, last_values, gamma, out):
     "Checks (error code) then `discounted_returns_kernel`."
@@ -302,7 +342,7 @@ def discounted_returns(rewards:np.ndarray,      # [T, N] (or [T]) float32/float6
                               lv, gamma, out.reshape(s))
     return out
 
-# %% ../../nbs/10_ops.returns.ipynb #c045
+# %% ../../nbs/10_ops.returns.ipynb #c048
 def nstep_returns_ref(rewards, values, terminated, truncated, final_values, last_values, gamma, n):
     "Plain-Python n-step returns (Sutton & Barto eq. 7.1) with bootstraps, the reference twin of `nstep_returns`."
     r, v, fv = (np.asarray(a, np.float64).reshape(len(rewards), -1) for a in (rewards, values, final_values))
@@ -320,7 +360,7 @@ def nstep_returns_ref(rewards, values, terminated, truncated, final_values, last
             G[t, e] = g + disc * (1.0 - te[k, e]) * nv
     return G.reshape(np.shape(rewards)).astype(np.asarray(rewards).dtype)
 
-# %% ../../nbs/10_ops.returns.ipynb #c046
+# %% ../../nbs/10_ops.returns.ipynb #c049
 @njit(cache=True)
 def nstep_returns_kernel(rewards, values, terminated, truncated, final_values, last_values, gamma, n, out):
     "Raw n-step returns on `[T, N]` C-contiguous arrays, written into `out`; no validation. O(T·N·n)."
@@ -349,7 +389,7 @@ def _nstep_returns_checked(rewards, values, terminated, truncated, final_values,
                          _lv(rewards, last_values), gamma, n, _as2d(out))
     return 0
 
-# %% ../../nbs/10_ops.returns.ipynb #c047
+# %% ../../nbs/10_ops.returns.ipynb #c050
 def nstep_returns(rewards:np.ndarray,      # [T, N] (or [T]) float32/float64 rewards
                   values:np.ndarray,       # [T, N] V(s_t), same dtype
                   terminated:np.ndarray,   # [T, N] bool: terminated after step t

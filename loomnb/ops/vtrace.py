@@ -9,7 +9,8 @@ from __future__ import annotations
 import numbers
 import numpy as np
 from numba import njit, types as nbt
-from .returns import _arr, _check_rollout, _unit, _sigs, _as2d, _lv, _shapes_ok
+from numba.extending import overload
+from .returns import _arr, _check_rollout, _unit, _sigs, _as2d, _lv, _shapes_ok, _like
 
 # %% auto #0
 __all__ = ['vtrace_ref', 'vtrace_kernel', 'vtrace']
@@ -41,31 +42,75 @@ def vtrace_ref(behaviour_logp, target_logp, rewards, values, terminated, truncat
     return vs.reshape(np.shape(rewards)).astype(dt), pg.reshape(np.shape(rewards)).astype(dt)
 
 # %% ../../nbs/11_ops.vtrace.ipynb #c007
+def _exp(x): "Vectorisable exp of a float32/float64 scalar; compiled code only."
+
+@overload(_exp)
+def _exp_impl(x):
+    if x == nbt.float32:
+        f, i = np.float32, np.int32
+        def impl32(x):
+            y = min(max(x, f(-87.0)), f(88.0))
+            k = np.floor(y * f(1.44269504) + f(0.5))
+            r = y - k * f(0.693359375) - k * f(-2.12194440e-4)
+            p = f(1.9875691500e-4) * r + f(1.3981999507e-3)
+            p = p * r + f(8.3334519073e-3); p = p * r + f(4.1665795894e-2)
+            p = p * r + f(1.6666665459e-1); p = p * r + f(5.0000001201e-1)
+            e = (p * r * r + r + f(1.0)) * i((i(k) + i(127)) << i(23)).view(f)
+            return x if x != x else e
+        return impl32
+    def impl64(x):
+        y = min(max(x, -708.0), 709.0)
+        k = np.floor(y * 1.4426950408889634 + 0.5)
+        r = y - k * 0.6931471803691238 - k * 1.9082149292705877e-10
+        p = 1.6059043836821613e-10 * r + 2.08767569878681e-09
+        p = p * r + 2.505210838544172e-08; p = p * r + 2.755731922398589e-07
+        p = p * r + 2.7557319223985893e-06; p = p * r + 2.48015873015873e-05
+        p = p * r + 0.0001984126984126984; p = p * r + 0.001388888888888889
+        p = p * r + 0.008333333333333333; p = p * r + 0.041666666666666664
+        p = p * r + 0.16666666666666666; p = p * r + 0.5
+        p = p * r + 1.0; p = p * r + 1.0
+        e = p * np.int64((np.int64(k) + 1023) << 52).view(np.float64)
+        return x if x != x else e
+    return impl64
+
+@njit(cache=True)
+def _exp_array(x, out):
+    "Elementwise `_exp` (for tests)."
+    for i in range(x.shape[0]): out[i] = _exp(x[i])
+
+# %% ../../nbs/11_ops.vtrace.ipynb #c011
+@njit(cache=True)
+def _vtrace_row(bl, tl, r, v, te, tr, fv, vn, carry, out_vs, out_pg, g, rb, cb, z):
+    "One V-trace step over the envs of a row; `vn` is the next row's values (or `last_values`)."
+    for n in range(r.shape[0]):
+        ratio = _exp(tl[n] - bl[n])
+        rho = min(rb, ratio); c = min(cb, ratio)
+        nxt = fv[n] if tr[n] else vn[n] + carry[n]
+        nxt = z if te[n] else nxt
+        out_pg[n] = rho * (r[n] + g * nxt - v[n])
+        nv = fv[n] if tr[n] else vn[n]
+        nv = z if te[n] else nv
+        cr = z if (te[n] | tr[n]) else carry[n]
+        a = rho * (r[n] + g * nv - v[n]) + g * c * cr
+        carry[n] = a
+        out_vs[n] = v[n] + a
+
 @njit(cache=True)
 def vtrace_kernel(behaviour_logp, target_logp, rewards, values, terminated, truncated, final_values, last_values,
                   gamma, rho_bar, c_bar, out_vs, out_pg):
     "Raw V-trace on `[T, N]` C-contiguous arrays, written into `out_vs`/`out_pg`; no validation (see `vtrace`)."
     T, N = rewards.shape
-    for t in range(T - 1, -1, -1):
-        last = t == T - 1
-        for n in range(N):
-            ratio = np.exp(target_logp[t, n] - behaviour_logp[t, n])
-            rho = min(rho_bar, ratio); c = min(c_bar, ratio)
-            te, tr = terminated[t, n], truncated[t, n]
-            v = values[t, n]
-            if last:
-                nv = final_values[t, n] if tr else last_values[n]
-                vs = v + rho * (rewards[t, n] + gamma * nv * (1.0 - te) - v)
-                nxt = nv
-            else:
-                nv = final_values[t, n] if tr else values[t + 1, n]
-                carry = 0.0 if (te | tr) else out_vs[t + 1, n] - values[t + 1, n]
-                vs = v + rho * (rewards[t, n] + gamma * nv * (1.0 - te) - v) + gamma * c * carry
-                nxt = final_values[t, n] if tr else out_vs[t + 1, n]
-            out_vs[t, n] = vs
-            out_pg[t, n] = rho * (rewards[t, n] + gamma * (1.0 - te) * nxt - v)
+    if T == 0: return
+    g, rb, cb, z = _like(gamma, rewards), _like(rho_bar, rewards), _like(c_bar, rewards), _like(0.0, rewards)
+    carry = np.zeros(N, rewards.dtype)
+    t = T - 1
+    _vtrace_row(behaviour_logp[t], target_logp[t], rewards[t], values[t], terminated[t], truncated[t], final_values[t],
+                last_values, carry, out_vs[t], out_pg[t], g, rb, cb, z)
+    for t in range(T - 2, -1, -1):
+        _vtrace_row(behaviour_logp[t], target_logp[t], rewards[t], values[t], terminated[t], truncated[t],
+                    final_values[t], values[t + 1], carry, out_vs[t], out_pg[t], g, rb, cb, z)
 
-# %% ../../nbs/11_ops.vtrace.ipynb #c008
+# %% ../../nbs/11_ops.vtrace.ipynb #c012
 @njit(_sigs(nbt.int64, "FFFFBBFLfffFF"), cache=True)
 def _vtrace_checked(behaviour_logp, target_logp, rewards, values, terminated, truncated, final_values, last_values,
                     gamma, rho_bar, c_bar, out_vs, out_pg):
@@ -78,7 +123,7 @@ def _vtrace_checked(behaviour_logp, target_logp, rewards, values, terminated, tr
                   _as2d(out_vs), _as2d(out_pg))
     return 0
 
-# %% ../../nbs/11_ops.vtrace.ipynb #c009
+# %% ../../nbs/11_ops.vtrace.ipynb #c013
 def vtrace(behaviour_logp:np.ndarray, # [T, N] (or [T]) log mu(a_t|x_t), dtype of `rewards`
            target_logp:np.ndarray,    # [T, N] log pi(a_t|x_t)
            rewards:np.ndarray,        # [T, N] float32/float64 rewards

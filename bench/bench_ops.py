@@ -1,0 +1,117 @@
+"""Benchmark loomnb.ops kernels against rlox (and a memory-copy floor), in one process, alternating, median of repeats.
+
+Usage:  python bench/bench_ops.py [--repeats 15] [--only gae,vtrace,grpo,kl,small] [--markdown]
+Needs:  pip install rlox   (the `bench` extra)
+Layouts: loomnb is time-major [T, N]; rlox's batched GAE wants flat env-major arrays, so it is timed on its own layout
+(the transpose is prepared outside the timed region). rlox.compute_vtrace is 1-D only: it is timed on the whole
+env-major rollout flattened into one array (one call, the most favourable setting for it; it ignores episode ends).
+"""
+import argparse, platform, statistics, time, os
+import numpy as np
+import numba
+from loomnb.ops.returns import gae, gae_kernel, _random_rollout
+from loomnb.ops.vtrace import vtrace
+from loomnb.ops.llm import group_advantages, token_kl
+
+try: import rlox
+except ImportError: rlox = None
+
+def _per_call(f, budget=0.02):
+    "Seconds per call of `f`, from a loop sized to take about `budget` seconds."
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n): f()
+        t = time.perf_counter() - t0
+        if t >= budget: return t / n
+        n = n * 2 if t < budget / 8 else int(n * budget / t) + 1
+
+def compare(fns, repeats):
+    "Median per-call seconds of each named function, alternating between them within every repeat."
+    for f in fns.values(): f()  # warm up / compile
+    times = {k: [] for k in fns}
+    for _ in range(repeats):
+        for k, f in fns.items(): times[k].append(_per_call(f))
+    return {k: statistics.median(v) for k, v in times.items()}
+
+def _fmt(s): return f"{s * 1e6:9.1f}"
+
+def bench_gae(rows, repeats):
+    for T, N in ((2048, 8), (2048, 64), (128, 1024)):
+        for dt in (np.float32, np.float64):
+            r, v, te, tr, fv, lv = _random_rollout(np.random.default_rng(0), T, N, dt, 0.01, 0.01)
+            done = (te | tr)
+            isz = np.dtype(dt).itemsize
+            moved = T * N * (5 * isz + 2)  # read r, v, final_values, term, trunc; write adv, ret
+            src, dst = np.ones(moved // 2, np.uint8), np.empty(moved // 2, np.uint8)  # a copy moves 2x its size
+            fns = {"loomnb": lambda: gae(r, v, te, tr, fv, lv, 0.99, 0.95),
+                   "copy floor": lambda: np.copyto(dst, src)}
+            if rlox is not None:
+                em = [np.ascontiguousarray(x.T).reshape(-1) for x in (r, v, done.astype(dt))]
+                if dt == np.float32: fns["rlox"] = lambda: rlox.compute_gae_batched_f32(em[0], em[1], em[2], lv, T, 0.99, 0.95)
+                else: fns["rlox"] = lambda: rlox.compute_gae_batched(em[0], em[1], em[2], lv, T, 0.99, 0.95)
+            m = compare(fns, repeats)
+            rows.append((f"GAE [{T}, {N}] {np.dtype(dt).name}", m["loomnb"], m.get("rlox"), m["copy floor"],
+                         "rlox.compute_gae_batched" + ("_f32" if dt == np.float32 else "")))
+
+def bench_vtrace(rows, repeats):
+    for T, N in ((1024, 64), (128, 1024)):
+        dt = np.float32
+        r, v, te, tr, fv, lv = _random_rollout(np.random.default_rng(1), T, N, dt, 0.01, 0.01)
+        rng = np.random.default_rng(2)
+        bl, tl = (rng.normal(-1, 0.3, (T, N)).astype(dt) for _ in range(2))
+        fns = {"loomnb": lambda: vtrace(bl, tl, r, v, te, tr, fv, lv, 0.99, 1.0, 1.0)}
+        if rlox is not None:
+            em = [np.ascontiguousarray(x.T).reshape(-1).astype(dt) for x in (tl - bl, r, v, te | tr)]
+            fns["rlox"] = lambda: rlox.compute_vtrace(em[0], em[1], em[2], em[3], float(lv[0]), 0.99, 1.0, 1.0)
+        m = compare(fns, repeats)
+        rows.append((f"V-trace [{T}, {N}] float32", m["loomnb"], m.get("rlox"), None, "rlox.compute_vtrace (flat)"))
+
+def bench_grpo(rows, repeats):
+    for B, G in ((64, 8), (1024, 16)):
+        r = np.random.default_rng(3).normal(size=B * G)
+        fns = {"loomnb": lambda: group_advantages(r, G)}
+        if rlox is not None: fns["rlox"] = lambda: rlox.compute_batch_group_advantages(r, G)
+        m = compare(fns, repeats)
+        rows.append((f"GRPO advantages {B}x{G} float64", m["loomnb"], m.get("rlox"), None, "rlox.compute_batch_group_advantages"))
+
+def bench_kl(rows, repeats):
+    for B, T in ((8, 512), (64, 2048)):
+        rng = np.random.default_rng(4)
+        lp, rp = (rng.normal(-2, 0.5, (B, T)).astype(np.float32) for _ in range(2))
+        flp, frp = lp.reshape(-1), rp.reshape(-1)
+        fns = {"loomnb": lambda: token_kl(lp, rp, None, "k3", "sum")}
+        if rlox is not None: fns["rlox"] = lambda: rlox.compute_batch_token_kl_schulman_f32(flp, frp, T)
+        m = compare(fns, repeats)
+        rows.append((f"token KL k3 [{B}, {T}] float32", m["loomnb"], m.get("rlox"), None, "rlox.compute_batch_token_kl_schulman_f32"))
+
+def bench_small(rows, repeats):
+    r, v, te, tr, fv, lv = _random_rollout(np.random.default_rng(5), 128, 1, np.float32)
+    oa, orr = np.empty_like(r), np.empty_like(r)
+    r64, v64, d64 = r[:, 0].astype(np.float64), v[:, 0].astype(np.float64), (te | tr)[:, 0].astype(np.float64)
+    fns = {"loomnb": lambda: gae(r, v, te, tr, fv, lv, 0.99, 0.95),
+           "raw kernel": lambda: gae_kernel(r, v, te, tr, fv, lv, 0.99, 0.95, oa, orr)}
+    if rlox is not None: fns["rlox"] = lambda: rlox.compute_gae(r64, v64, d64, 0.0, 0.99, 0.95)
+    m = compare(fns, repeats)
+    rows.append(("GAE small T=128, N=1 (wrapper)", m["loomnb"], m.get("rlox"), None, "rlox.compute_gae (1-D)"))
+    rows.append(("GAE small T=128, N=1 (raw gae_kernel)", m["raw kernel"], m.get("rlox"), None, "rlox.compute_gae (1-D)"))
+
+BENCHES = dict(gae=bench_gae, vtrace=bench_vtrace, grpo=bench_grpo, kl=bench_kl, small=bench_small)
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeats", type=int, default=15)
+    p.add_argument("--only", default=",".join(BENCHES))
+    a = p.parse_args()
+    rows = []
+    for k in a.only.split(","): BENCHES[k](rows, a.repeats)
+    print(f"numpy {np.__version__}, numba {numba.__version__}, rlox {getattr(rlox, '__version__', 'n/a')}, "
+          f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus; median of {a.repeats} alternating repeats")
+    print("| case | loomnb (us) | peer (us) | peer / loomnb | copy floor (us) | loomnb / floor | peer |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for name, ours, peer, floor, pname in rows:
+        ratio = f"{peer / ours:.2f}x" if peer else "n/a"
+        fl = f"{_fmt(floor)} | {ours / floor:.2f}x" if floor else " | "
+        print(f"| {name} | {_fmt(ours)} | {_fmt(peer) if peer else 'n/a'} | {ratio} | {fl} | {pname} |")
+
+if __name__ == "__main__": main()

@@ -11,8 +11,7 @@ from pathlib import Path
 from .core import run_info, git_info
 
 # %% auto #0
-__all__ = ['STATUSES', 'RegistryError', 'sha256_file', 'env_lineage', 'RunRegistry', 'start', 'update', 'finish', 'fail', 'track',
-           'get', 'find', 'df', 'import_records']
+__all__ = ['STATUSES', 'RegistryError', 'sha256_file', 'env_lineage', 'RunRegistry']
 
 # %% ../nbs/80_runs.ipynb #c005
 _COLUMNS = dict(id="TEXT PRIMARY KEY", name="TEXT", kind="TEXT", notebook="TEXT", key="TEXT", status="TEXT",
@@ -55,8 +54,14 @@ def env_lineage(env) -> dict:
 # %% ../nbs/80_runs.ipynb #c007
 def _default_path(): return Path(os.environ.get("LOOMNB_REGISTRY", "runs/registry.sqlite"))
 
-class RunRegistry:
-    "SQLite-backed record of runs and their lineage."
+def _decode(row: dict) -> dict:
+    for k in _JSON:
+        if row.get(k) is not None: row[k] = json.loads(row[k])
+    if row.get("git_dirty") is not None: row["git_dirty"] = bool(row["git_dirty"])
+    return row
+
+class _RegistryStore:
+    "Opening the database, and the only place rows are written or read (a base of `RunRegistry`)."
     def __init__(self, path=None, # Database file (default: $LOOMNB_REGISTRY or runs/registry.sqlite)
                  repo_path=".", # Folder whose git commit/dirty flag is recorded
                 ):
@@ -66,11 +71,13 @@ class RunRegistry:
         if not self.read_only:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                with self._connect() as c:
+                c = self._connect()
+                with c:
                     c.execute(f"CREATE TABLE IF NOT EXISTS runs ({', '.join(f'{k} {v}' for k, v in _COLUMNS.items())})")
                     have = {r[1] for r in c.execute("PRAGMA table_info(runs)")}
                     for k, v in _COLUMNS.items():
                         if k not in have: c.execute(f"ALTER TABLE runs ADD COLUMN {k} {v.replace(' PRIMARY KEY', '')}")
+                c.close()
             except (OSError, sqlite3.OperationalError) as e:
                 if self.path.exists(): self.read_only = True
                 else: self._unwritable = e
@@ -78,149 +85,139 @@ class RunRegistry:
         if self.read_only: con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
         else: con = sqlite3.connect(self.path, timeout=30)
         return con
+    def _write(self, run_id: str, fields: dict, insert: bool=False):
+        "Insert or update one run row; on failure save the record as JSON and raise RegistryError."
+        row = {k: (json.dumps(v, default=_jsonable) if k in _JSON and v is not None else v) for k, v in fields.items()}
+        bad = [k for k in row if k not in _COLUMNS]
+        if bad: raise ValueError(f"RunRegistry: unknown run field(s) {bad}; valid fields: {list(_COLUMNS)}")
+        try:
+            if self.read_only or getattr(self, "_unwritable", None): raise sqlite3.OperationalError("attempt to write a readonly database")
+            con = self._connect()
+            try:
+                with con:
+                    if insert: con.execute(f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
+                    else:
+                        cur = con.execute(f"UPDATE runs SET {', '.join(f'{k} = ?' for k in row)} WHERE id = ?", [*row.values(), run_id])
+                        if cur.rowcount == 0: raise KeyError(run_id)
+            finally: con.close()
+        except (sqlite3.OperationalError, sqlite3.DatabaseError, OSError) as e:
+            self.fallback_dir.mkdir(parents=True, exist_ok=True)
+            f = self.fallback_dir/f"{run_id}.{uuid.uuid4().hex[:6]}.json"
+            f.write_text(json.dumps({"id": run_id, "insert": insert, **fields}, default=_jsonable))
+            raise RegistryError(f"Run registry {self.path} is not writable ({e}); the record of run {run_id} was saved to {f}. "
+                                f"Pass a writable path (RunRegistry(path=...), `--registry`, or $LOOMNB_REGISTRY) and "
+                                f"load saved records with RunRegistry.import_records.") from e
+    def _query(self, sql, args=()):
+        "Rows of a SELECT as decoded dicts (empty when the database does not exist yet)."
+        if not self.path.exists(): return []
+        con = self._connect(); con.row_factory = sqlite3.Row
+        try: return [_decode(dict(r)) for r in con.execute(sql, args)]
+        except sqlite3.OperationalError as e: raise RegistryError(f"Cannot read run registry {self.path}: {e}") from e
+        finally: con.close()
+    def __len__(self): return len(self._query("SELECT id FROM runs"))
+    def __bool__(self): return True  # an empty registry is still a registry
     def __repr__(self): return f"RunRegistry({str(self.path)!r}{', read-only' if self.read_only else ''}, {len(self)} runs)"
 
 # %% ../nbs/80_runs.ipynb #c009
-def _write(self: RunRegistry, run_id: str, fields: dict, insert: bool=False):
-    "Insert or update one run row; on failure save the record as JSON and raise RegistryError."
-    row = {k: (json.dumps(v, default=_jsonable) if k in _JSON and v is not None else v) for k, v in fields.items()}
-    bad = [k for k in row if k not in _COLUMNS]
-    if bad: raise ValueError(f"RunRegistry: unknown run field(s) {bad}; valid fields: {list(_COLUMNS)}")
-    try:
-        if self.read_only or getattr(self, "_unwritable", None): raise sqlite3.OperationalError("attempt to write a readonly database")
-        con = self._connect()
-        try:
-            with con:
-                if insert: con.execute(f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
-                else:
-                    cur = con.execute(f"UPDATE runs SET {', '.join(f'{k} = ?' for k in row)} WHERE id = ?", [*row.values(), run_id])
-                    if cur.rowcount == 0: raise KeyError(run_id)
-        finally: con.close()
-    except (sqlite3.OperationalError, sqlite3.DatabaseError, OSError) as e:
-        self.fallback_dir.mkdir(parents=True, exist_ok=True)
-        f = self.fallback_dir/f"{run_id}.{uuid.uuid4().hex[:6]}.json"
-        f.write_text(json.dumps({"id": run_id, "insert": insert, **fields}, default=_jsonable))
-        raise RegistryError(f"Run registry {self.path} is not writable ({e}); the record of run {run_id} was saved to {f}. "
-                            f"Pass a writable path (RunRegistry(path=...), `--registry`, or $LOOMNB_REGISTRY) and "
-                            f"load saved records with RunRegistry.import_records.") from e
-RunRegistry._write = _write
+class _RegistryRecording:
+    "Recording runs: start, update, finish, fail, track (a base of `RunRegistry`)."
+    def start(self, params: dict | None=None, # Parameters the run was launched with
+              config=None, # Resolved config (dict or Config)
+              seed: int | None=None, # Seed of the run
+              name: str | None=None, # Human-readable name
+              algo: str | None=None, # Algorithm name
+              env=None, # VecEnv, EnvSpec, dict with env_* keys, or env id
+              notebook: str | None=None, # Run notebook (papermill runs)
+              key: str | None=None, # Identity of the run's inputs, used to skip completed runs
+              kind: str="train", # "train", "notebook", "eval", ...
+              output_dir=None, # Where the run writes its artifacts
+              parent_id: str | None=None, # Run this one reruns or resumes
+             ) -> str:
+        "Record a new running run with its provenance; returns its id."
+        run_id = uuid.uuid4().hex[:12]
+        info = run_info(self.repo_path)
+        if info["commit"] is None:  # not inside a repository: record the commit of the loomnb source that ran
+            import loomnb; info.update(git_info(Path(loomnb.__file__).parent))
+        fields = dict(id=run_id, name=name, kind=kind, notebook=None if notebook is None else str(notebook), key=key,
+                      status="running", params=params or {}, config=config, seed=seed, algo=algo,
+                      git_commit=info["commit"], git_dirty=info["dirty"], versions=info["versions"], python=info["python"],
+                      platform=info["platform"], output_dir=None if output_dir is None else str(output_dir),
+                      started_at=_now(), parent_id=parent_id, **(env_lineage(env) if env is not None else {}))
+        self._write(run_id, fields, insert=True)
+        return run_id
+
+    def update(self, run_id: str, env=None, checkpoint=None, **fields):
+        "Set fields of a run (`env` and `checkpoint` expand to their lineage columns)."
+        if env is not None: fields.update(env_lineage(env))
+        if checkpoint is not None:
+            fields["checkpoint_path"] = str(checkpoint)
+            fields["checkpoint_sha256"] = sha256_file(checkpoint) if Path(checkpoint).exists() else None
+        if "status" in fields and fields["status"] not in STATUSES: raise ValueError(f"`status` must be one of {STATUSES}, got {fields['status']!r}")
+        self._write(run_id, fields)
+
+    def _end(self, run_id, status, **fields):
+        "Mark a run ended with `status`, recording end time and duration."
+        started = self.get(run_id)["started_at"]; now = _now()
+        dur = (datetime.datetime.fromisoformat(now) - datetime.datetime.fromisoformat(started)).total_seconds() if started else None
+        self.update(run_id, status=status, ended_at=now, duration_s=dur, **fields)
+
+    def finish(self, run_id: str, metrics: dict | None=None, checkpoint=None, **fields):
+        "Mark a run completed with its final `metrics` and optional checkpoint."
+        self._end(run_id, "completed", metrics=metrics, checkpoint=checkpoint, **fields)
+
+    def fail(self, run_id: str, error=None, **fields):
+        "Mark a run failed, storing the traceback of `error` (an exception or text; default: the current exception)."
+        text = error if isinstance(error, str) else "".join(tb.format_exception(error)) if isinstance(error, BaseException) else tb.format_exc()
+        self._end(run_id, "failed", traceback=text, **fields)
+
+    @contextlib.contextmanager
+    def track(self, **start_kwargs):
+        "Context manager: start a run, yield its id, record failure (and re-raise) or leave completion to `finish`."
+        run_id = self.start(**start_kwargs)
+        try: yield run_id
+        except BaseException as e:
+            self.fail(run_id, e); raise
+        else:
+            if self.get(run_id)["status"] == "running": self.finish(run_id)
 
 # %% ../nbs/80_runs.ipynb #c011
-def start(self: RunRegistry, params: dict | None=None, # Parameters the run was launched with
-          config=None, # Resolved config (dict or Config)
-          seed: int | None=None, # Seed of the run
-          name: str | None=None, # Human-readable name
-          algo: str | None=None, # Algorithm name
-          env=None, # VecEnv, EnvSpec, dict with env_* keys, or env id
-          notebook: str | None=None, # Run notebook (papermill runs)
-          key: str | None=None, # Identity of the run's inputs, used to skip completed runs
-          kind: str="train", # "train", "notebook", "eval", ...
-          output_dir=None, # Where the run writes its artifacts
-          parent_id: str | None=None, # Run this one reruns or resumes
-         ) -> str:
-    "Record a new running run with its provenance; returns its id."
-    run_id = uuid.uuid4().hex[:12]
-    info = run_info(self.repo_path)
-    if info["commit"] is None:  # not inside a repository: record the commit of the loomnb source that ran
-        import loomnb; info.update(git_info(Path(loomnb.__file__).parent))
-    fields = dict(id=run_id, name=name, kind=kind, notebook=None if notebook is None else str(notebook), key=key,
-                  status="running", params=params or {}, config=config, seed=seed, algo=algo,
-                  git_commit=info["commit"], git_dirty=info["dirty"], versions=info["versions"], python=info["python"],
-                  platform=info["platform"], output_dir=None if output_dir is None else str(output_dir),
-                  started_at=_now(), parent_id=parent_id, **(env_lineage(env) if env is not None else {}))
-    self._write(run_id, fields, insert=True)
-    return run_id
+class _RegistryReading:
+    "Reading runs: get, find, df, import_records (a base of `RunRegistry`)."
+    def get(self, run_id: str) -> dict:
+        "The run whose id is `run_id` or starts with it."
+        rows = self._query("SELECT * FROM runs WHERE id LIKE ? ORDER BY started_at", (f"{run_id}%",))
+        if not rows: raise KeyError(f"No run with id {run_id!r} in {self.path}")
+        if len(rows) > 1: raise KeyError(f"Run id prefix {run_id!r} is ambiguous: {[r['id'] for r in rows]}")
+        return rows[0]
 
-def update(self: RunRegistry, run_id: str, env=None, checkpoint=None, **fields):
-    "Set fields of a run (`env` and `checkpoint` expand to their lineage columns)."
-    if env is not None: fields.update(env_lineage(env))
-    if checkpoint is not None:
-        fields["checkpoint_path"] = str(checkpoint)
-        fields["checkpoint_sha256"] = sha256_file(checkpoint) if Path(checkpoint).exists() else None
-    if "status" in fields and fields["status"] not in STATUSES: raise ValueError(f"`status` must be one of {STATUSES}, got {fields['status']!r}")
-    self._write(run_id, fields)
+    def find(self, **where) -> list[dict]:
+        "Runs whose columns equal the given values (e.g. `key=..., status='completed'`), oldest first."
+        bad = [k for k in where if k not in _COLUMNS]
+        if bad: raise ValueError(f"RunRegistry.find: unknown column(s) {bad}; valid: {list(_COLUMNS)}")
+        cond = " AND ".join(f"{k} = ?" for k in where) or "1"
+        return self._query(f"SELECT * FROM runs WHERE {cond} ORDER BY started_at", tuple(where.values()))
 
-def _end(self, run_id, status, **fields):
-    started = self.get(run_id)["started_at"]; now = _now()
-    dur = (datetime.datetime.fromisoformat(now) - datetime.datetime.fromisoformat(started)).total_seconds() if started else None
-    self.update(run_id, status=status, ended_at=now, duration_s=dur, **fields)
+    def df(self, expand: bool=True, # Expand params and metrics dicts into `params.*`/`metrics.*` columns
+           **where):
+        "All (or matching) runs as a DataFrame, one row per run."
+        import pandas as pd
+        rows = self.find(**where)
+        d = pd.DataFrame(rows, columns=list(_COLUMNS))
+        if expand and len(d):
+            for k in ("params", "metrics"):
+                sub = pd.json_normalize([r[k] or {} for r in rows]).add_prefix(f"{k}.")
+                d = pd.concat([d, sub.set_index(d.index)], axis=1)
+        return d
+    def import_records(self, files, # JSON files written by a failed write
+                       ) -> list[str]:
+        "Replay records that could not be written earlier; returns the run ids imported."
+        done = []
+        for f in sorted(Path(p) for p in ([files] if isinstance(files, (str, Path)) else files)):
+            d = json.loads(Path(f).read_text()); insert = d.pop("insert", False); run_id = d["id"]
+            exists = bool(self._query("SELECT id FROM runs WHERE id = ?", (run_id,)))
+            self._write(run_id, d if (insert and not exists) else {k: v for k, v in d.items() if k != "id"}, insert=insert and not exists)
+            done.append(run_id)
+        return done
 
-def finish(self: RunRegistry, run_id: str, metrics: dict | None=None, checkpoint=None, **fields):
-    "Mark a run completed with its final `metrics` and optional checkpoint."
-    _end(self, run_id, "completed", metrics=metrics, checkpoint=checkpoint, **fields)
-
-def fail(self: RunRegistry, run_id: str, error=None, **fields):
-    "Mark a run failed, storing the traceback of `error` (an exception or text; default: the current exception)."
-    text = error if isinstance(error, str) else "".join(tb.format_exception(error)) if isinstance(error, BaseException) else tb.format_exc()
-    _end(self, run_id, "failed", traceback=text, **fields)
-
-@contextlib.contextmanager
-def track(self: RunRegistry, **start_kwargs):
-    "Context manager: start a run, yield its id, record failure (and re-raise) or leave completion to `finish`."
-    run_id = self.start(**start_kwargs)
-    try: yield run_id
-    except BaseException as e:
-        self.fail(run_id, e); raise
-    else:
-        if self.get(run_id)["status"] == "running": self.finish(run_id)
-
-for _f in (start, update, finish, fail, track): setattr(RunRegistry, _f.__name__, _f)
-
-# %% ../nbs/80_runs.ipynb #c013
-def _decode(row: dict) -> dict:
-    for k in _JSON:
-        if row.get(k) is not None: row[k] = json.loads(row[k])
-    if row.get("git_dirty") is not None: row["git_dirty"] = bool(row["git_dirty"])
-    return row
-
-def _query(self, sql, args=()):
-    if not self.path.exists(): return []
-    con = self._connect(); con.row_factory = sqlite3.Row
-    try: return [_decode(dict(r)) for r in con.execute(sql, args)]
-    except sqlite3.OperationalError as e: raise RegistryError(f"Cannot read run registry {self.path}: {e}") from e
-    finally: con.close()
-
-def get(self: RunRegistry, run_id: str) -> dict:
-    "The run whose id is `run_id` or starts with it."
-    rows = _query(self, "SELECT * FROM runs WHERE id LIKE ? ORDER BY started_at", (f"{run_id}%",))
-    if not rows: raise KeyError(f"No run with id {run_id!r} in {self.path}")
-    if len(rows) > 1: raise KeyError(f"Run id prefix {run_id!r} is ambiguous: {[r['id'] for r in rows]}")
-    return rows[0]
-
-def find(self: RunRegistry, **where) -> list[dict]:
-    "Runs whose columns equal the given values (e.g. `key=..., status='completed'`), oldest first."
-    bad = [k for k in where if k not in _COLUMNS]
-    if bad: raise ValueError(f"RunRegistry.find: unknown column(s) {bad}; valid: {list(_COLUMNS)}")
-    cond = " AND ".join(f"{k} = ?" for k in where) or "1"
-    return _query(self, f"SELECT * FROM runs WHERE {cond} ORDER BY started_at", tuple(where.values()))
-
-def df(self: RunRegistry, expand: bool=True, # Expand params and metrics dicts into `params.*`/`metrics.*` columns
-       **where):
-    "All (or matching) runs as a DataFrame, one row per run."
-    import pandas as pd
-    rows = self.find(**where)
-    d = pd.DataFrame(rows, columns=list(_COLUMNS))
-    if expand and len(d):
-        for k in ("params", "metrics"):
-            sub = pd.json_normalize([r[k] or {} for r in rows]).add_prefix(f"{k}.")
-            d = pd.concat([d, sub.set_index(d.index)], axis=1)
-    return d
-
-def _len(self): return len(_query(self, "SELECT id FROM runs"))
-
-for _f in (get, find, df): setattr(RunRegistry, _f.__name__, _f)
-RunRegistry.__len__ = _len
-RunRegistry.__bool__ = lambda self: True  # an empty registry is still a registry
-
-# %% ../nbs/80_runs.ipynb #c021
-def import_records(self: RunRegistry, files, # JSON files written by a failed write
-                   ) -> list[str]:
-    "Replay records that could not be written earlier; returns the run ids imported."
-    done = []
-    for f in sorted(Path(p) for p in ([files] if isinstance(files, (str, Path)) else files)):
-        d = json.loads(Path(f).read_text()); insert = d.pop("insert", False); run_id = d["id"]
-        exists = bool(_query(self, "SELECT id FROM runs WHERE id = ?", (run_id,)))
-        self._write(run_id, d if (insert and not exists) else {k: v for k, v in d.items() if k != "id"}, insert=insert and not exists)
-        done.append(run_id)
-    return done
-RunRegistry.import_records = import_records
+class RunRegistry(_RegistryRecording, _RegistryReading, _RegistryStore):
+    "SQLite-backed record of runs and their lineage."

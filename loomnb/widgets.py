@@ -82,7 +82,57 @@ class HTMLReport:
     def _repr_html_(self): return self.to_html()
 
 # %% ../nbs/70_widgets.ipynb #c011
-class TrainingController(Callback):
+_ALIASES = {"lr": "learning_rate", "clip": "clip_eps", "clip_range": "clip_eps", "ent": "ent_coef"}
+
+class _Controls:
+    "Start/pause/resume/stop and hyperparameter changes (a base of `TrainingController`)."
+    def start(self):
+        "Start training in a background thread (once)."
+        if self.status != "idle": raise RuntimeError(f"TrainingController.start: the run is already {self.status}")
+        self.status = "running"; self._thread = threading.Thread(target=self._target, daemon=True, name="loomnb-train"); self._thread.start()
+
+    def _target(self):
+        try:
+            self.result = self.trainer.train(self.total_timesteps)
+            if self.checkpoint_path: self.trainer.save(self.checkpoint_path)
+            self.status = "stopped" if self._stop else "finished"
+        except BaseException as e:
+            self.error, self.status = e, "failed"
+        self._notify()
+
+    def pause(self):
+        "Pause at the next iteration boundary."
+        if self.status == "running": self._run.clear(); self.status = "paused"; self._notify()
+
+    def resume(self):
+        "Continue a paused run."
+        if self.status == "paused": self.status = "running"; self._run.set(); self._notify()
+
+    def stop(self):
+        "Stop after the current phase; the trainer ends cleanly and the final checkpoint is written."
+        if self.status in ("running", "paused"): self._stop = True; self._run.set()
+
+    def wait(self, timeout: float | None=None) -> bool:
+        "Wait for the training thread to end; True when it has."
+        if self._thread is not None: self._thread.join(timeout)
+        return self._thread is not None and not self._thread.is_alive()
+
+    def wait_until(self, pred, timeout: float=60.0, poll: float=0.005) -> bool:
+        "Wait until `pred(controller)` is true (or the run ended); True when `pred` holds."
+        t0 = time.monotonic()
+        while not pred(self):
+            if time.monotonic() - t0 > timeout or self.status in ("finished", "stopped", "failed"): return bool(pred(self))
+            time.sleep(poll)
+        return True
+
+    def set_hparams(self, **changes):
+        "Queue config changes (e.g. learning_rate, ent_coef, clip_eps) for the next update; validated now."
+        changes = {_ALIASES.get(k, k): v for k, v in changes.items()}
+        self.trainer.config.merge(changes)  # raises ConfigError naming the field for unknown names or bad values
+        with self._lock: self._pending.update(changes)
+
+# %% ../nbs/70_widgets.ipynb #c012
+class TrainingController(_Controls, Callback):
     "Run a trainer in a background thread with pause/resume/stop and hyperparameter changes at the next update."
     order = -10  # before other callbacks: pauses and stops act first
     def __init__(self, trainer, # A loomnb Trainer
@@ -99,84 +149,32 @@ class TrainingController(Callback):
             if cb not in trainer.callbacks: trainer.callbacks.append(cb)
             cb.trainer = trainer
     def _notify(self):
+        "Call the listeners (display refreshes); their errors never stop training."
         for f in list(self.listeners):
             try: f(self)
             except Exception: pass
+    def before_rollout(self, state):
+        "Wait here while paused; stop when asked."
+        if not self._run.is_set():
+            self._notify(); self._run.wait()
+        if self._stop: state.stop_reason = "stopped from the dashboard"; return False
 
-# %% ../nbs/70_widgets.ipynb #c012
-def _start(self: TrainingController):
-    "Start training in a background thread (once)."
-    if self.status != "idle": raise RuntimeError(f"TrainingController.start: the run is already {self.status}")
-    self.status = "running"; self._thread = threading.Thread(target=self._target, daemon=True, name="loomnb-train"); self._thread.start()
+    def before_update(self, state):
+        "Apply queued hyperparameters to the algorithm's config just before the gradient update."
+        if self._stop: state.stop_reason = "stopped from the dashboard"; return False
+        with self._lock: pending, self._pending = self._pending, {}
+        if pending:
+            cfgs = {id(c): c for c in (self.trainer.config, getattr(self.trainer.algo, "config", None)) if c is not None}
+            for c in cfgs.values():
+                for k, v in pending.items(): object.__setattr__(c, k, type(getattr(c, k))(v) if isinstance(getattr(c, k), float) else v)
+            self.applied.append({"step": state.global_step, "iteration": state.iteration, **pending})
 
-def _target(self: TrainingController):
-    try:
-        self.result = self.trainer.train(self.total_timesteps)
-        if self.checkpoint_path: self.trainer.save(self.checkpoint_path)
-        self.status = "stopped" if self._stop else "finished"
-    except BaseException as e:
-        self.error, self.status = e, "failed"
-    self._notify()
+    def after_iteration(self, state):
+        "Refresh listeners; stop when asked."
+        self._notify()
+        if self._stop: state.stop_reason = "stopped from the dashboard"; return False
 
-def _pause(self: TrainingController):
-    "Pause at the next iteration boundary."
-    if self.status == "running": self._run.clear(); self.status = "paused"; self._notify()
-
-def _resume(self: TrainingController):
-    "Continue a paused run."
-    if self.status == "paused": self.status = "running"; self._run.set(); self._notify()
-
-def _stop_run(self: TrainingController):
-    "Stop after the current phase; the trainer ends cleanly and the final checkpoint is written."
-    if self.status in ("running", "paused"): self._stop = True; self._run.set()
-
-def _wait(self: TrainingController, timeout: float | None=None) -> bool:
-    "Wait for the training thread to end; True when it has."
-    if self._thread is not None: self._thread.join(timeout)
-    return self._thread is not None and not self._thread.is_alive()
-
-def _wait_until(self: TrainingController, pred, timeout: float=60.0, poll: float=0.005) -> bool:
-    "Wait until `pred(controller)` is true (or the run ended); True when `pred` holds."
-    t0 = time.monotonic()
-    while not pred(self):
-        if time.monotonic() - t0 > timeout or self.status in ("finished", "stopped", "failed"): return bool(pred(self))
-        time.sleep(poll)
-    return True
-
-for _f, _n in ((_start, "start"), (_target, "_target"), (_pause, "pause"), (_resume, "resume"), (_stop_run, "stop"),
-               (_wait, "wait"), (_wait_until, "wait_until")): setattr(TrainingController, _n, _f)
-
-# %% ../nbs/70_widgets.ipynb #c013
-_ALIASES = {"lr": "learning_rate", "clip": "clip_eps", "clip_range": "clip_eps", "ent": "ent_coef"}
-
-def _set_hparams(self: TrainingController, **changes):
-    "Queue config changes (e.g. learning_rate, ent_coef, clip_eps) for the next update; validated now."
-    changes = {_ALIASES.get(k, k): v for k, v in changes.items()}
-    self.trainer.config.merge(changes)  # raises ConfigError naming the field for unknown names or bad values
-    with self._lock: self._pending.update(changes)
-
-def _before_rollout(self: TrainingController, state):
-    if not self._run.is_set():
-        self._notify(); self._run.wait()
-    if self._stop: state.stop_reason = "stopped from the dashboard"; return False
-
-def _before_update(self: TrainingController, state):
-    if self._stop: state.stop_reason = "stopped from the dashboard"; return False
-    with self._lock: pending, self._pending = self._pending, {}
-    if pending:
-        cfgs = {id(c): c for c in (self.trainer.config, getattr(self.trainer.algo, "config", None)) if c is not None}
-        for c in cfgs.values():
-            for k, v in pending.items(): object.__setattr__(c, k, type(getattr(c, k))(v) if isinstance(getattr(c, k), float) else v)
-        self.applied.append({"step": state.global_step, "iteration": state.iteration, **pending})
-
-def _after_iteration(self: TrainingController, state):
-    self._notify()
-    if self._stop: state.stop_reason = "stopped from the dashboard"; return False
-
-TrainingController.set_hparams, TrainingController.before_rollout = _set_hparams, _before_rollout
-TrainingController.before_update, TrainingController.after_iteration = _before_update, _after_iteration
-
-# %% ../nbs/70_widgets.ipynb #c018
+# %% ../nbs/70_widgets.ipynb #c017
 class TrainingDashboard:
     "ipywidgets front end of a TrainingController: Start/Pause/Resume/Stop, hyperparameter inputs, live curve."
     def __init__(self, trainer, # A loomnb Trainer
@@ -202,34 +200,31 @@ class TrainingDashboard:
         self.box = W.VBox([W.HBox([self.start_btn, self.pause_btn, self.resume_btn, self.stop_btn]),
                            W.HBox(list(self.inputs.values()) + [self.apply_btn]), self.message, self.progress, self.curve, self.metrics])
         self.refresh(force=True)
+    def _apply(self, _=None):
+        "Queue the input values that differ from the config for the next update."
+        cfg = self.ctl.trainer.config
+        changes = {k: w.value for k, w in self.inputs.items() if w.value != getattr(cfg, k)}
+        try:
+            self.ctl.set_hparams(**changes)
+            self.message.value = f"queued for the next update: {html.escape(str(changes))}" if changes else "no change"
+        except ValueError as e: self.message.value = f"<span style='color:#b00'>{html.escape(str(e))}</span>"
 
-# %% ../nbs/70_widgets.ipynb #c019
-def _apply(self: TrainingDashboard, _=None):
-    "Queue the input values that differ from the config for the next update."
-    cfg = self.ctl.trainer.config
-    changes = {k: w.value for k, w in self.inputs.items() if w.value != getattr(cfg, k)}
-    try:
-        self.ctl.set_hparams(**changes)
-        self.message.value = f"queued for the next update: {html.escape(str(changes))}" if changes else "no change"
-    except ValueError as e: self.message.value = f"<span style='color:#b00'>{html.escape(str(e))}</span>"
+    def refresh(self, force: bool=False):
+        "Update buttons, progress, metrics and (at most every `redraw_every` s) the curve from the controller."
+        c = self.ctl; st = c.status; s = c.trainer.state
+        self.start_btn.disabled = st != "idle"; self.pause_btn.disabled = st != "running"
+        self.resume_btn.disabled = st != "paused"; self.stop_btn.disabled = st not in ("running", "paused")
+        self.progress.value = min(1.0, s.global_step / max(c.total_timesteps, 1)); self.progress.description = st
+        lt = c.collector.latest
+        self.metrics.value = "<br>".join(f"<code>{html.escape(k)}</code>: {v:.4g}" for k, v in lt.items()) + \
+                             (f"<br><b>error</b>: {html.escape(repr(c.error))}" if c.error else "")
+        if force or time.monotonic() - self._last_draw >= self.redraw_every or st in ("finished", "stopped", "failed"):
+            self._last_draw = time.monotonic(); self.curve.value = self._png()
 
-def _refresh(self: TrainingDashboard, force: bool=False):
-    "Update buttons, progress, metrics and (at most every `redraw_every` s) the curve from the controller."
-    c = self.ctl; st = c.status; s = c.trainer.state
-    self.start_btn.disabled = st != "idle"; self.pause_btn.disabled = st != "running"
-    self.resume_btn.disabled = st != "paused"; self.stop_btn.disabled = st not in ("running", "paused")
-    self.progress.value = min(1.0, s.global_step / max(c.total_timesteps, 1)); self.progress.description = st
-    lt = c.collector.latest
-    self.metrics.value = "<br>".join(f"<code>{html.escape(k)}</code>: {v:.4g}" for k, v in lt.items()) + \
-                         (f"<br><b>error</b>: {html.escape(repr(c.error))}" if c.error else "")
-    if force or time.monotonic() - self._last_draw >= self.redraw_every or st in ("finished", "stopped", "failed"):
-        self._last_draw = time.monotonic(); self.curve.value = self._png()
+    def _png(self) -> bytes:
+        from matplotlib.figure import Figure
+        fig = Figure(figsize=(6, 2.6)); ax = fig.add_subplot(); x, y = self.ctl.collector.series("rollout/ep_return")
+        ax.plot(x, y); ax.set_xlabel("environment steps"); ax.set_ylabel("episode return"); ax.grid(alpha=0.3)
+        buf = io.BytesIO(); fig.savefig(buf, format="png", dpi=80, bbox_inches="tight"); return buf.getvalue()
 
-def _png(self: TrainingDashboard) -> bytes:
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(6, 2.6)); ax = fig.add_subplot(); x, y = self.ctl.collector.series("rollout/ep_return")
-    ax.plot(x, y); ax.set_xlabel("environment steps"); ax.set_ylabel("episode return"); ax.grid(alpha=0.3)
-    buf = io.BytesIO(); fig.savefig(buf, format="png", dpi=80, bbox_inches="tight"); return buf.getvalue()
-
-TrainingDashboard._apply, TrainingDashboard.refresh, TrainingDashboard._png = _apply, _refresh, _png
-TrainingDashboard._ipython_display_ = lambda self: __import__("IPython").display.display(self.box)
+    def _ipython_display_(self): __import__("IPython").display.display(self.box)

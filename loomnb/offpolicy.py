@@ -141,7 +141,9 @@ class OffPolicyAlgorithm(Algorithm):
         self.scaler = None if self.discrete else ActionScaler(self.act_space, type(self).__name__)
         self.act_dim = int(self.act_space.n) if self.discrete else int(self.act_space.shape[0])
         self.rng = np.random.default_rng()
+        self.total_timesteps = 0  # the run's budget, for schedules (set by `collect`)
         self._build(policy)
+        self.writer = None        # optional n-step writer in front of the buffer (set by `_make_buffer`)
         self.buffer = self._make_buffer()
         self.obs = None  # last observation of every env copy [N, *obs_shape]
 
@@ -173,7 +175,8 @@ def _collect(self, state: TrainState, # Trainer state (global_step and episode r
     "Collect `train_freq` vector steps into the replay buffer."
     c, env, N = self.config, self.env, self.env.num_envs
     if self.obs is None: self.obs, _ = env.reset()
-    step = state.global_step
+    step, self.total_timesteps = state.global_step, state.total_timesteps
+    push = self.buffer.push_batch if self.writer is None else self.writer.push
     for t in range(c.train_freq):
         if step < c.learning_starts: a = self._random_actions(N)
         else: a = self._explore(self.obs, step)
@@ -181,7 +184,7 @@ def _collect(self, state: TrainState, # Trainer state (global_step and episode r
         done = info.get("done")
         if done is None: done = te | tr
         nxt = info.get("final_obs", obs)
-        self.buffer.push_batch(self.obs, a, r, nxt, te, tr)
+        push(self.obs, a, r, nxt, te, tr)
         self.obs = obs
         step += N; state.global_step += N
         if done.any():

@@ -12,7 +12,7 @@ import numpy as np
 from .learner import Callback, TrainState
 
 # %% auto #0
-__all__ = ['MetricsCollector', 'HTMLReport', 'TrainingController', 'TrainingDashboard']
+__all__ = ['MetricsCollector', 'HTMLReport', 'sparkline', 'TerminalDashboard', 'TrainingController', 'TrainingDashboard']
 
 # %% ../nbs/70_widgets.ipynb #c005
 class MetricsCollector(Callback):
@@ -82,6 +82,47 @@ class HTMLReport:
     def _repr_html_(self): return self.to_html()
 
 # %% ../nbs/70_widgets.ipynb #c011
+_SPARK = "▁▂▃▄▅▆▇█"
+
+def sparkline(values, width: int=40) -> str:
+    "Unicode block sparkline of the last `width` values."
+    v = np.asarray(values, dtype=float)[-width:]; v = v[np.isfinite(v)]
+    if not len(v): return ""
+    lo, hi = v.min(), v.max(); idx = np.zeros(len(v), int) if hi == lo else ((v - lo) / (hi - lo) * (len(_SPARK) - 1)).round().astype(int)
+    return "".join(_SPARK[i] for i in idx)
+
+class TerminalDashboard(MetricsCollector):
+    "Live rich panel during training: progress, key metrics, return sparkline (also collects metrics)."
+    KEYS = ("rollout/ep_return", "rollout/ep_length", "train/policy_loss", "train/value_loss", "train/entropy",
+            "train/approx_kl", "train/clipfrac", "train/explained_var", "train/lr", "time/sps")
+    def __init__(self, console=None, # A rich Console (default: the terminal)
+                 refresh_per_second: float=4, # Redraw rate
+                ):
+        try: import rich
+        except ImportError as e: raise ImportError("TerminalDashboard needs the `rich` package: pip install rich") from e
+        super().__init__(); self.console, self.refresh_per_second, self.live, self.total = console, refresh_per_second, None, 0
+    def render(self):
+        "The rich renderable of the current state."
+        from rich.table import Table
+        lt = self.latest; step = int(lt.get("step", 0))
+        t = Table(title="loomnb training", show_header=False)
+        t.add_column("metric", style="cyan"); t.add_column("value", justify="right")
+        t.add_row("progress", f"{step:,} / {self.total:,} steps ({100 * step / max(self.total, 1):.0f}%)")
+        for k in self.KEYS:
+            if k in lt: t.add_row(k, f"{lt[k]:.4g}")
+        t.add_row("return trend", sparkline(self.series("rollout/ep_return")[1]))
+        return t
+    def before_fit(self, state):
+        from rich.live import Live
+        self.total = state.total_timesteps
+        self.live = Live(self.render(), console=self.console, refresh_per_second=self.refresh_per_second, transient=False); self.live.start()
+    def after_iteration(self, state):
+        super().after_iteration(state)
+        if self.live is not None: self.live.update(self.render())
+    def after_fit(self, state):
+        if self.live is not None: self.live.update(self.render()); self.live.stop(); self.live = None
+
+# %% ../nbs/70_widgets.ipynb #c014
 _ALIASES = {"lr": "learning_rate", "clip": "clip_eps", "clip_range": "clip_eps", "ent": "ent_coef"}
 
 class _Controls:
@@ -131,7 +172,7 @@ class _Controls:
         self.trainer.config.merge(changes)  # raises ConfigError naming the field for unknown names or bad values
         with self._lock: self._pending.update(changes)
 
-# %% ../nbs/70_widgets.ipynb #c012
+# %% ../nbs/70_widgets.ipynb #c015
 class TrainingController(_Controls, Callback):
     "Run a trainer in a background thread with pause/resume/stop and hyperparameter changes at the next update."
     order = -10  # before other callbacks: pauses and stops act first
@@ -174,7 +215,7 @@ class TrainingController(_Controls, Callback):
         self._notify()
         if self._stop: state.stop_reason = "stopped from the dashboard"; return False
 
-# %% ../nbs/70_widgets.ipynb #c017
+# %% ../nbs/70_widgets.ipynb #c020
 class TrainingDashboard:
     "ipywidgets front end of a TrainingController: Start/Pause/Resume/Stop, hyperparameter inputs, live curve."
     def __init__(self, trainer, # A loomnb Trainer

@@ -6,12 +6,13 @@ Docs: https://loomorg.github.io/loomnb/bandits.memory.html.md"""
 
 # %% ../../nbs/92_bandits.memory.ipynb #c003
 from __future__ import annotations
-import asyncio, json, math, os, sqlite3, struct, time, uuid
+import asyncio, json, math, os, shutil, socket, sqlite3, struct, subprocess, tempfile, time, uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 import numpy as np
 from ..core import Config
-from .core import WeightSchemaError, encode_weights, decode_weights, as_state
+import redis.asyncio as aioredis
+from .core import WeightSchemaError, Transition, encode_weights, decode_weights, as_state
 
 # %% auto #0
 __all__ = ['RLMemorySettings', 'StoredExperience', 'WeightVersionInfo', 'pack_experience', 'unpack_experience',
@@ -59,7 +60,6 @@ class StoredExperience:
 
     def to_transition(self):
         "As a `Transition` (for `evaluate` and off-policy scores)."
-        from loomnb.bandits.core import Transition
         return Transition(self.state_vector, self.action_index, self.reward, self.next_state_vector,
                           self.propensity, self.available_actions)
 
@@ -412,7 +412,6 @@ class _RedisCore(_MemoryBase):
     async def connect(self) -> None:
         "Connect (when no client was injected), check the server answers and register the scripts."
         if self.client is None:
-            import redis.asyncio as aioredis
             self.client = aioredis.Redis.from_url(self.url, decode_responses=False)
         await self.client.ping()
         r = self.client.register_script
@@ -548,7 +547,6 @@ class RedisServer:
     def __init__(self, binary: str="redis-server"): # Name or path of the server executable
         self.binary, self.proc, self.port, self._dir = binary, None, None, None
     def start(self, timeout: float=10.0) -> "RedisServer":
-        import shutil, socket, subprocess, tempfile
         exe = shutil.which(self.binary)
         if exe is None: raise FileNotFoundError(f"`{self.binary}` not found: install the Debian package redis-server")
         with socket.socket() as s: s.bind(("127.0.0.1", 0)); self.port = s.getsockname()[1]
@@ -567,7 +565,6 @@ class RedisServer:
     @property
     def url(self) -> str: return f"redis://127.0.0.1:{self.port}/0"
     def stop(self) -> None:
-        import shutil
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try: self.proc.wait(5)
@@ -583,7 +580,6 @@ def in_ci() -> bool:
 
 def redis_server_or_skip() -> RedisServer | None:
     "A started RedisServer; None (skip) when the binary is missing outside CI; an error when it is missing under CI."
-    import shutil
     if shutil.which("redis-server") is None:
         if in_ci(): raise RuntimeError("redis-server is required under CI (install the Debian package redis-server)")
         return None

@@ -6,8 +6,11 @@ Docs: https://loomorg.github.io/loomnb/bandits.service.html.md"""
 
 # %% ../../nbs/94_bandits.service.ipynb #c003
 from __future__ import annotations
-import asyncio, contextlib, math, os, random, sqlite3, time, uuid
+import asyncio, contextlib, math, os, random, sqlite3, time, tomllib, uuid
 from collections import OrderedDict
+from pathlib import Path
+import redis.exceptions as rex
+from prometheus_client import Counter, Histogram, Gauge, REGISTRY
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 import numpy as np
@@ -72,8 +75,6 @@ def _deep_merge(a: dict, b: dict) -> dict:
 
 def _from_toml(cls, path_or_text, environment: str="default") -> RLSettings:
     "Settings from a TOML file path or TOML text: `[default.ai.rl]` overlaid by `[<environment>.ai.rl]`."
-    import tomllib
-    from pathlib import Path
     s = str(path_or_text); p = Path(s)
     data = tomllib.loads(p.read_text() if "\n" not in s and "=" not in s and p.exists() else s)
     sec = lambda root: ((root or {}).get("ai") or {}).get("rl")
@@ -92,10 +93,7 @@ class CircuitOpenError(RuntimeError):
 
 def _transient_errors() -> tuple:
     errs = [ConnectionError, TimeoutError, asyncio.TimeoutError, sqlite3.OperationalError]
-    try:
-        import redis.exceptions as rex
-        errs += [rex.ConnectionError, rex.TimeoutError, rex.BusyLoadingError]
-    except ImportError: pass
+    errs += [rex.ConnectionError, rex.TimeoutError, rex.BusyLoadingError]
     return tuple(errs)
 
 class CircuitBreaker:
@@ -141,7 +139,6 @@ _REWARD_BUCKETS = (0., .1, .25, .5, .75, 1., 2., 5., 10., 100.)  # no negative b
 _REGISTERED: dict[int, dict] = {}
 
 def _metric_family(registry):
-    from prometheus_client import Counter, Histogram, Gauge, REGISTRY
     reg = registry if registry is not None else REGISTRY
     if id(reg) in _REGISTERED: return _REGISTERED[id(reg)]
     m = dict(

@@ -1,0 +1,192 @@
+"""Benchmark the loomnb decision engine: regret and decisions+updates per second against other bandit libraries, and
+service throughput (feedback events/s, p50/p99 latency) with the SQLite and Redis memories.
+
+Usage:  python bench/bench_bandits.py [--rounds 20000] [--seeds 3] [--service-events 5000] [--only loomnb,numpy,...]
+Needs:  pip install mabwiser vowpalwabbit contextualbandits river   (rows of missing peers are skipped)
+        redis-server on PATH for the Redis service row (skipped otherwise)
+Problem: synthetic linear contextual bandit, d=16 features (first one constant), K=10 arms, r = beta_a . x + N(0, 0.1^2),
+the same for every library (loomnb.bandits.algorithms.linear_problem). One decision then one update per round, one
+request at a time (the serving pattern). Regret = cumulative pseudo-regret sum_t max_a beta_a.x_t - beta_{a_t}.x_t.
+Every peer is asked for LinUCB with alpha=1 and ridge 1 where it has one (VW: epsilon-greedy cb_explore, its default).
+"""
+import argparse, asyncio, platform, statistics, tempfile, time, os
+import numpy as np
+from loomnb.bandits.algorithms import linear_problem, make_algorithm
+
+
+# ---------------------------------------------------------------- contenders: each returns (actions chosen [T], seconds)
+def run_loomnb(name, **params):
+    def run(X, R, K, seed):
+        algo = make_algorithm(name, seed=seed, **params)
+        acts, w, out = list(range(K)), {}, np.empty(len(X), np.int64)
+        t0 = time.perf_counter()
+        for t in range(len(X)):
+            a, _ = algo.predict_sync(w, X[t], acts)
+            w, _ = algo.update_sync(w, X[t], a, R[t, a])
+            out[t] = a
+        return out, time.perf_counter() - t0
+    return run
+
+
+def run_numpy_linucb(X, R, K, seed, alpha=1.0, ridge=1.0):
+    "Plain NumPy LinUCB (disjoint, Sherman-Morrison), the reference the issue measured (~360 regret, ~83k rounds/s)."
+    d = X.shape[1]; A_inv = np.tile(np.eye(d) / ridge, (K, 1, 1)); b = np.zeros((K, d)); theta = np.zeros((K, d))
+    out = np.empty(len(X), np.int64); rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    for t in range(len(X)):
+        x = X[t]
+        ucb = theta @ x + alpha * np.sqrt(np.einsum("kij,i,j->k", A_inv, x, x))
+        best = np.flatnonzero(ucb == ucb.max()); a = int(best[rng.integers(best.size)]) if best.size > 1 else int(best[0])
+        Ax = A_inv[a] @ x; A_inv[a] -= np.outer(Ax, Ax) / (1.0 + x @ Ax); b[a] += R[t, a] * x; theta[a] = A_inv[a] @ b[a]
+        out[t] = a
+    return out, time.perf_counter() - t0
+
+
+def run_mabwiser(X, R, K, seed):
+    from mabwiser.mab import MAB, LearningPolicy
+    mab = MAB(list(range(K)), LearningPolicy.LinUCB(alpha=1.0, l2_lambda=1.0), seed=seed)
+    mab.fit([0], [0.0], X[:1] * 0)  # mabwiser needs a fit before predict; one zero-context sample leaves the ridge model unchanged
+    out = np.empty(len(X), np.int64)
+    t0 = time.perf_counter()
+    for t in range(len(X)):
+        a = int(mab.predict(X[t:t + 1])); mab.partial_fit([a], [R[t, a]], X[t:t + 1]); out[t] = a
+    return out, time.perf_counter() - t0
+
+
+def run_contextualbandits(X, R, K, seed):
+    from contextualbandits.online import LinUCB
+    m = LinUCB(nchoices=K, alpha=1.0, lambda_=1.0, fit_intercept=False, random_state=seed + 1)  # it requires a positive seed
+    out = np.empty(len(X), np.int64)
+    t0 = time.perf_counter()
+    for t in range(len(X)):
+        a = int(m.predict(X[t:t + 1])[0]); m.partial_fit(X[t:t + 1], np.array([a]), np.array([R[t, a]])); out[t] = a
+    return out, time.perf_counter() - t0
+
+
+def run_river(X, R, K, seed):
+    from river import bandit
+    pol = bandit.LinUCBDisjoint(alpha=1.0, seed=seed)
+    arms = list(range(K)); names = [f"f{i}" for i in range(X.shape[1])]
+    out = np.empty(len(X), np.int64)
+    t0 = time.perf_counter()
+    for t in range(len(X)):
+        ctx = dict(zip(names, X[t].tolist()))
+        a = int(pol.pull(arms, context=ctx)); pol.update(a, ctx, R[t, a]); out[t] = a
+    return out, time.perf_counter() - t0
+
+
+def run_vw(X, R, K, seed):
+    import vowpalwabbit
+    vw = vowpalwabbit.Workspace(f"--cb_explore {K} --epsilon 0.05 --quiet --random_seed {seed}")
+    rng = np.random.default_rng(seed); out = np.empty(len(X), np.int64)
+    t0 = time.perf_counter()
+    for t in range(len(X)):
+        feats = " ".join(f"f{i}:{v:.6f}" for i, v in enumerate(X[t]))
+        pmf = np.asarray(vw.predict(f"| {feats}"), dtype=float); pmf /= pmf.sum()
+        a = int(rng.choice(K, p=pmf))
+        vw.learn(f"{a + 1}:{-R[t, a]:.6f}:{pmf[a]:.6f} | {feats}"); out[t] = a
+    vw.finish()
+    return out, time.perf_counter() - t0
+
+
+CONTENDERS = {
+    "loomnb LinUCB": run_loomnb("linucb", alpha=1.0, ridge=1.0),
+    "loomnb linear Thompson": run_loomnb("linear_thompson", ridge=1.0),
+    "loomnb SGD eps-greedy": run_loomnb("contextual_bandit", learning_rate=0.05, exploration_rate=0.05),
+    "NumPy LinUCB (reference)": run_numpy_linucb,
+    "MABWiser LinUCB": run_mabwiser,
+    "contextualbandits LinUCB": run_contextualbandits,
+    "River LinUCBDisjoint": run_river,
+    "Vowpal Wabbit cb_explore": run_vw,
+}
+
+
+def bench_algorithms(rounds, seeds, only):
+    rows = {}
+    problems = [linear_problem(rounds, dim=16, n_actions=10, noise=0.1, seed=s) for s in range(seeds)]
+    for name, fn in CONTENDERS.items():
+        if only and not any(o.lower() in name.lower() for o in only): continue
+        try: fn(problems[0][0][:50], problems[0][2][:50], 10, 0)  # import + warm up (kernels compile)
+        except ImportError as e: print(f"skip {name}: not installed ({e})"); continue
+        except Exception as e: print(f"skip {name}: failed on the warm-up ({type(e).__name__}: {e})"); continue
+        regs, speeds = [], []
+        for s, (X, mean, R) in enumerate(problems):  # one run per seed, seeds alternate per library
+            acts, dt = fn(X, R, 10, s)
+            regs.append(float((mean.max(1) - mean[np.arange(len(X)), acts]).sum())); speeds.append(len(X) / dt)
+        rows[name] = (float(np.mean(regs)), float(np.std(regs)), statistics.median(speeds))
+        print(f"  {name:28s} regret {rows[name][0]:8.1f} ± {rows[name][1]:6.1f}   {rows[name][2]:10,.0f} rounds/s", flush=True)
+    return rows
+
+
+# ---------------------------------------------------------------- service throughput
+async def _service(mem, events, registry):
+    from loomnb.bandits.service import ReinforcementLearningFactory
+    rl = ReinforcementLearningFactory.create({"default_algorithm": "linucb", "memory": mem}, registry=registry, seed=0)
+    await rl.connect(background=False)
+    X, mean, R = linear_problem(events + 200, 16, 10, seed=0); acts = list(range(10))
+    for t in range(200):  # warm up: kernels, caches, first blob
+        a, m = await rl.get_action("bench", X[t], acts); await rl.process_feedback("bench", X[t], a, float(R[t, a]), X[t], propensity=m["propensity"])
+    lat_d, lat_f = np.empty(events), np.empty(events)
+    for i, t in enumerate(range(200, 200 + events)):
+        t0 = time.perf_counter(); a, m = await rl.get_action("bench", X[t], acts); t1 = time.perf_counter()
+        await rl.process_feedback("bench", X[t], a, float(R[t, a]), X[t], propensity=m["propensity"]); t2 = time.perf_counter()
+        lat_d[i], lat_f[i] = t1 - t0, t2 - t1
+    await rl.close()
+    return lat_d, lat_f
+
+
+def bench_service(events):
+    from prometheus_client import CollectorRegistry
+    rows, tmp = {}, tempfile.mkdtemp()
+    backends = [("SQLite online", {"backend": "sqlite", "sqlite_path": os.path.join(tmp, "bench.sqlite3")})]
+    srv = None
+    try:
+        from loomnb.bandits.memory import RedisServer
+        srv = RedisServer().start(); backends.append(("Redis online", {"backend": "redis", "redis_url": srv.url}))
+    except FileNotFoundError as e: print(f"skip Redis service row: {e}")
+    try:
+        for name, mem in backends:
+            lat_d, lat_f = asyncio.run(_service(mem, events, CollectorRegistry()))
+            rows[name] = dict(fb_per_s=events / lat_f.sum(), fb_p50=np.median(lat_f), fb_p99=np.percentile(lat_f, 99),
+                              dec_per_s=events / lat_d.sum(), dec_p50=np.median(lat_d), dec_p99=np.percentile(lat_d, 99))
+            r = rows[name]
+            print(f"  {name:14s} feedback {r['fb_per_s']:8,.0f}/s p50 {r['fb_p50']*1e6:6.0f} us p99 {r['fb_p99']*1e6:7.0f} us | "
+                  f"decisions {r['dec_per_s']:8,.0f}/s p50 {r['dec_p50']*1e6:6.0f} us p99 {r['dec_p99']*1e6:7.0f} us", flush=True)
+    finally:
+        if srv is not None: srv.stop()
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=20000); ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--service-events", type=int, default=5000)
+    ap.add_argument("--only", default="", help="comma-separated substrings of contender names")
+    ap.add_argument("--skip-service", action="store_true"); ap.add_argument("--skip-algorithms", action="store_true")
+    a = ap.parse_args()
+    print(f"# bandits bench: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load avg {os.getloadavg()[0]:.1f}")
+    only = [o for o in a.only.split(",") if o]
+    if not a.skip_algorithms:
+        print(f"## algorithms: d=16, K=10, {a.rounds} rounds, {a.seeds} seeds (regret mean ± sd, median rounds/s)")
+        rows = bench_algorithms(a.rounds, a.seeds, only)
+        ref = rows.get("NumPy LinUCB (reference)")
+        print(f"\n| contender | regret | regret / NumPy ref | rounds/s | speed / NumPy ref |\n|---|---|---|---|---|")
+        for k, (m, sd, sp) in rows.items():
+            print(f"| {k} | {m:.1f} ± {sd:.1f} | {m / ref[0]:.2f} | {sp:,.0f} | {sp / ref[2]:.2f} |" if ref else f"| {k} | {m:.1f} | - | {sp:,.0f} | - |")
+        if "loomnb LinUCB" in rows and ref:
+            m, _, sp = rows["loomnb LinUCB"]
+            print(f"\ntarget: loomnb LinUCB regret <= 1.05 x NumPy ref: {m / ref[0]:.3f} -> {'met' if m <= 1.05 * ref[0] else 'NOT met'}")
+            print(f"target: loomnb LinUCB >= 80,000 rounds/s in memory: {sp:,.0f} -> {'met' if sp >= 80000 else 'NOT met'}")
+    if not a.skip_service:
+        print(f"\n## service: LinUCB, get_action + process_feedback, {a.service_events} events, one at a time")
+        rows = bench_service(a.service_events)
+        for name, need in (("SQLite online", 20000), ("Redis online", 5000)):
+            if name in rows:
+                r = rows[name]
+                p99_ok = r["fb_p99"] < 1e-3 if name.startswith("SQLite") else True
+                print(f"target: {name} >= {need:,} feedback/s{' with p99 < 1 ms' if name.startswith('SQLite') else ''}: "
+                      f"{r['fb_per_s']:,.0f}/s, p99 {r['fb_p99']*1e6:.0f} us -> {'met' if r['fb_per_s'] >= need and p99_ok else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()

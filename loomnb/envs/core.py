@@ -229,7 +229,7 @@ class NativeVecEnv(VecEnv):
 
     def get_state(self) -> dict:
         "Copies of every array that defines the env (physics, counters, returns, RNG, params)."
-        return {"id": self.name, "num_envs": self.num_envs, "state": self._state.copy(), "t": self._t.copy(),
+        return {"id": self.name, "hash": self.spec.hash, "num_envs": self.num_envs, "state": self._state.copy(), "t": self._t.copy(),
                 "ret": self._ret.copy(), "rng": self._rng.copy(), "params": self._params.copy(),
                 "needs_reset": self._needs_reset}
 
@@ -238,6 +238,9 @@ class NativeVecEnv(VecEnv):
         if d.get("id") != self.name or d.get("num_envs") != self.num_envs:
             raise ValueError(f"{self.name}: set_state got a state of {d.get('id')!r} with num_envs={d.get('num_envs')!r}, "
                              f"expected {self.name!r} with num_envs={self.num_envs}")
+        if d.get("hash", self.spec.hash) != self.spec.hash:
+            raise ValueError(f"{self.name}: set_state got a state of spec hash {d['hash']}, this env's spec hash is {self.spec.hash} "
+                             f"(different kwargs or time limit)")
         for k, dst in (("state", self._state), ("t", self._t), ("ret", self._ret), ("rng", self._rng), ("params", self._params)):
             src = np.asarray(d[k])
             if src.shape != dst.shape: raise ValueError(f"{self.name}: set_state `{k}` has shape {src.shape}, expected {dst.shape}")

@@ -111,10 +111,12 @@ class GymnasiumVecEnv(VecEnv):
         obs = self._obs(obs); rew = np.asarray(rew, np.float32)
         term = np.asarray(term, np.bool_); trunc = np.asarray(trunc, np.bool_); done = term | trunc
         self._ret += rew; self._len += 1
-        fobs = obs.copy()
-        for n in np.flatnonzero(done): fobs[n] = info["final_obs"][n]
-        info = {k: v for k, v in info.items() if k not in ("final_obs", "_final_obs")}
-        info.update(final_obs=fobs, done=done, episode_return=self._ret.copy(), episode_length=self._len.copy())
+        if isinstance(obs, np.ndarray):   # dense final_obs (other observation types keep gymnasium's sparse form)
+            fobs = obs.copy()
+            for n in np.flatnonzero(done): fobs[n] = info["final_obs"][n]
+            info = {k: v for k, v in info.items() if k not in ("final_obs", "_final_obs")}
+            info["final_obs"] = fobs
+        info.update(done=done, episode_return=self._ret.copy(), episode_length=self._len.copy())
         self._ret[done] = 0; self._len[done] = 0
         return obs, rew, term, trunc, info
 

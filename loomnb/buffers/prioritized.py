@@ -13,36 +13,39 @@ from ..ops.segment_tree import (SumTree, MinTree, sum_min_tree_update, sum_tree_
 from .replay import ReplayBuffer, ReplayBatch, _check_rng
 
 # %% auto #0
-__all__ = ['per_sample', 'per_update', 'PrioritizedReplayBuffer', 'per_reference']
+__all__ = ['per_sample', 'per_priorities', 'per_update', 'PrioritizedReplayBuffer', 'per_reference']
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #c005
 @njit(cache=True, nogil=True)
-def per_sample(sum_tree, min_tree, offsets, uniforms, beta, idx_out, w_out):
-    "Stratified indices into `idx_out` and IS weights (p/p_min)^-beta into `w_out` (raw kernel)."
+def per_sample(sum_tree, min_tree, offsets, uniforms, idx_out, ratio_out):
+    "Stratified indices into `idx_out` and p/p_min into `ratio_out`; IS weights are ratio ** -beta (raw kernel)."
     sum_tree_stratified(sum_tree, offsets, uniforms, idx_out)
     pmin = min_tree[offsets[offsets.shape[0] - 2]]
-    for b in range(idx_out.shape[0]):
-        w_out[b] = (sum_tree[idx_out[b]] / pmin) ** (-beta)
+    for b in range(idx_out.shape[0]): ratio_out[b] = sum_tree[idx_out[b]] / pmin
 
 @njit(cache=True, nogil=True)
-def per_update(sum_tree, min_tree, offsets, indices, values, size, alpha, eps, from_td):
-    "Priorities (|td|+eps if from_td else values) ** alpha at `indices`; returns max priority, or -1/-2/-3 on bad input."
-    B = indices.shape[0]
-    pa, pm = np.empty(B), np.empty(B)
-    pmax = 0.0; zero = False
-    for b in range(B):
+def per_priorities(indices, values, size, eps, from_td, out):
+    "Check indices/values and write priorities (|td|+eps if from_td else values) to `out`; max, or -1/-2/-3 on bad input."
+    pmax = 0.0
+    for b in range(indices.shape[0]):
         if indices[b] < 0 or indices[b] >= size: return -1.0
         v = values[b]
         if not np.isfinite(v): return -2.0
         if from_td: v = abs(v) + eps
         elif v < 0: return -3.0
+        out[b] = v
         pmax = max(pmax, v)
-        pa[b] = v ** alpha
-        pm[b] = pa[b] if pa[b] > 0 else np.inf      # the min tree ignores zero priorities (never sampled)
-        zero |= pa[b] == 0
-    if zero:
-        sum_tree_update(sum_tree, offsets, indices, pa); min_tree_update(min_tree, offsets, indices, pm)
-    else: sum_min_tree_update(sum_tree, min_tree, offsets, indices, pa)
+    return pmax
+
+def per_update(sum_tree, min_tree, offsets, indices, values, size, alpha, eps, from_td):
+    "Write priorities ** alpha at `indices` into both trees; returns the max priority, or -1/-2/-3 (nothing written)."
+    p = np.empty(indices.shape[0])
+    pmax = per_priorities(indices, values, size, eps, from_td, p)
+    if pmax < 0: return pmax
+    np.power(p, alpha, out=p)          # NumPy's vectorised pow: ~5x faster than a scalar pow per element in Numba
+    if from_td or p.min(initial=1.0) > 0: sum_min_tree_update(sum_tree, min_tree, offsets, indices, p)
+    else:                               # zero priorities: never sampled, and ignored by the min tree
+        sum_tree_update(sum_tree, offsets, indices, p); min_tree_update(min_tree, offsets, indices, np.where(p > 0, p, np.inf))
     return pmax
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #c008
@@ -90,8 +93,8 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         b = self._beta if beta is None else _check_unit(beta, "beta")
         u = _check_rng(rng, self.rng).random(batch_size)
         idx, w = np.empty(batch_size, np.int64), np.empty(batch_size)
-        per_sample(self.sum_tree.tree, self.min_tree.tree, self.sum_tree.offsets, u, b, idx, w)
-        return self._gather(idx, w.astype(np.float32))
+        per_sample(self.sum_tree.tree, self.min_tree.tree, self.sum_tree.offsets, u, idx, w)
+        return self._gather(idx, np.power(w, -b, out=w).astype(np.float32))
 
     def update_priorities(self, indices, td_errors=None, *, priorities=None):
         "Set priorities to |td_errors| + eps (or to raw non-negative `priorities`) at the sampled `indices`."

@@ -75,10 +75,14 @@ def ring_write(pos, o, no, a, r, te, tr, d, O, NO, A, R, TE, TR, D):
     for i in range(d.shape[0]):
         if not (d[i] >= 0.0 and d[i] <= 1.0): return -2
     has_next, has_d = NO.shape[0] > 0, D.shape[0] > 0
+    Do, Da = O.shape[1], A.shape[1]
     j = pos
-    for i in range(B):
-        O[j] = o[i]; A[j] = a[i]; R[j] = r[i]; TE[j] = te[i]; TR[j] = tr[i]
-        if has_next: NO[j] = no[i]
+    for i in range(B):              # explicit element loops: row slices cost more than they copy at these sizes
+        for k in range(Do): O[j, k] = o[i, k]
+        if has_next:
+            for k in range(Do): NO[j, k] = no[i, k]
+        for k in range(Da): A[j, k] = a[i, k]
+        R[j] = r[i]; TE[j] = te[i]; TR[j] = tr[i]
         if has_d: D[j] = d[i]
         j += 1
         if j == cap: j = 0

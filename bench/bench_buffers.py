@@ -1,0 +1,205 @@
+"""Benchmark loomnb replay buffers and segment trees against rlox and cpprb, in one process, alternating, median of repeats.
+
+Usage:  python bench/bench_buffers.py [--repeats 7] [--capacity 1000000] [--dims 4,17] [--only uniform,per,tree,tokens,mmap] [--markdown]
+Needs:  pip install rlox cpprb   (the `bench` extra)
+
+Every buffer is first filled to `capacity` transitions (so sampling touches the whole ring), prioritized buffers get the
+same random priorities. Per operation the peers are timed alternately within every repeat (each timing is a loop of
+about 20 ms), and the table reports the median per-call time and the peer/loomnb ratio (> 1: loomnb is faster).
+Layouts and calls per peer:
+  loomnb  ReplayBuffer(cap, (d,), (a,)) .push / .push_batch (float32 arrays, bool flags) / .sample(256, rng)
+          PrioritizedReplayBuffer: .sample(256, rng) (data + IS weights) / .update_priorities(idx, td)
+  rlox    ReplayBuffer(cap, d, a) .push / .push_batch(flat arrays, uint8 flags) / .sample(256, seed)
+          PrioritizedReplayBuffer(cap, d, a): .sample(256, seed) / .update_priorities(uint64 idx, f64 priorities)
+  cpprb   ReplayBuffer / PrioritizedReplayBuffer(cap, env_dict) .add(...) / .sample(256[, beta]) / .update_priorities
+"tree" compares the bare loomnb segment trees (stratified sample of 256 indices with IS weights, then 256 priority updates
+of the sum and min trees) with cpprb's PrioritizedReplayBuffer sample(256)+update_priorities(256), which also gathers data.
+"""
+import argparse, gc, os, platform, statistics, tempfile, time
+import numpy as np
+from loomnb.buffers.replay import ReplayBuffer
+from loomnb.buffers.prioritized import PrioritizedReplayBuffer, per_sample, per_update
+from loomnb.buffers.tokens import VarLenStore
+from loomnb.buffers.mmap import MmapReplayBuffer
+from loomnb.ops.segment_tree import SumTree, MinTree
+
+try: import rlox
+except ImportError: rlox = None
+try: import cpprb
+except ImportError: cpprb = None
+
+B = 256
+
+def _per_call(f, budget=0.02):
+    "Seconds per call of `f`, from a loop sized to take about `budget` seconds."
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n): f()
+        t = time.perf_counter() - t0
+        if t >= budget: return t / n
+        n = n * 2 if t < budget / 8 else int(n * budget / t) + 1
+
+def compare(fns, repeats):
+    "Median per-call seconds of each named function, alternating between them within every repeat."
+    for f in fns.values(): f()
+    times = {k: [] for k in fns}
+    for _ in range(repeats):
+        for k, f in fns.items(): times[k].append(_per_call(f))
+    return {k: statistics.median(v) for k, v in times.items()}
+
+def _data(n, d, a, seed=0):
+    g = np.random.default_rng(seed)
+    return (g.random((n, d), dtype=np.float32), g.random((n, a), dtype=np.float32), g.random(n, dtype=np.float32),
+            g.random((n, d), dtype=np.float32), np.zeros(n, bool), np.zeros(n, bool))
+
+def _fill(cap, d, a, ours, rl, cp, rl_single=False, rl_flag=np.uint8):
+    "Fill every buffer with `cap` transitions in chunks."
+    chunk = 100_000
+    for s in range(0, cap, chunk):
+        n = min(chunk, cap - s)
+        o, act, r, no, te, tr = _data(n, d, a, seed=s)
+        if ours is not None: ours.push_batch(o, act, r, no, te, tr)
+        if cp is not None: cp.add(obs=o, act=act, rew=r, next_obs=no, done=te.astype(np.float32))
+        if rl is not None:
+            if rl_single:
+                for i in range(n): rl.push(o[i], act[i], float(r[i]), False, False, no[i])
+            else: rl.push_batch(o.ravel(), no.ravel(), act.ravel(), r, te.astype(rl_flag), tr.astype(rl_flag))
+
+def _env_dict(d, a): return {"obs": {"shape": d}, "act": {"shape": a}, "rew": {}, "next_obs": {"shape": d}, "done": {}}
+
+def bench_uniform(rows, cap, d, a, repeats):
+    ours = ReplayBuffer(cap, (d,), (a,))
+    rl = rlox.ReplayBuffer(cap, d, a) if rlox else None
+    cp = cpprb.ReplayBuffer(cap, _env_dict(d, a)) if cpprb else None
+    _fill(cap, d, a, ours, rl, cp)
+    rng, seed = np.random.default_rng(0), [0]
+    def rl_sample(): seed[0] += 1; rl.sample(B, seed[0])
+    fns = {"loomnb": lambda: ours.sample(B, rng)}
+    if rl: fns["rlox"] = rl_sample
+    if cp: fns["cpprb"] = lambda: cp.sample(B)
+    rows.append((f"uniform sample({B}) d={d}", compare(fns, repeats), "rlox >= 1.5x"))
+    o, act, r, no, te, tr = _data(B, d, a, seed=1)
+    o1, a1, no1 = o[0], act[0], no[0]
+    fns = {"loomnb": lambda: ours.push(o1, a1, 0.5, no1, False, False)}
+    if rl: fns["rlox"] = lambda: rl.push(o1, a1, 0.5, False, False, no1)
+    if cp: fns["cpprb"] = lambda: cp.add(obs=o1, act=a1, rew=0.5, next_obs=no1, done=0.0)
+    rows.append((f"push single d={d}", compare(fns, repeats), ""))
+    for n in (8, 256):
+        ob, ab, rb, nb, teb, trb = o[:n], act[:n], r[:n], no[:n], te[:n], tr[:n]
+        teu, tru, obf, nbf, abf, ted = teb.astype(np.uint8), trb.astype(np.uint8), ob.ravel(), nb.ravel(), ab.ravel(), teb.astype(np.float32)
+        fns = {"loomnb": lambda: ours.push_batch(ob, ab, rb, nb, teb, trb)}
+        if rl: fns["rlox"] = lambda: rl.push_batch(obf, nbf, abf, rb, teu, tru)
+        if cp: fns["cpprb"] = lambda: cp.add(obs=ob, act=ab, rew=rb, next_obs=nb, done=ted)
+        rows.append((f"push batch {n} d={d}", compare(fns, repeats), "within 2x of rlox"))
+    del ours, rl, cp; gc.collect()
+
+def bench_per(rows, cap, d, a, repeats):
+    ours = PrioritizedReplayBuffer(cap, (d,), (a,), alpha=0.6, beta=0.4)
+    rl = rlox.PrioritizedReplayBuffer(cap, d, a, alpha=0.6, beta=0.4) if rlox else None
+    cp = cpprb.PrioritizedReplayBuffer(cap, _env_dict(d, a), alpha=0.6) if cpprb else None
+    _fill(cap, d, a, ours, rl, cp, rl_single=True)
+    pri = np.random.default_rng(2).random(cap) + 0.01
+    for s in range(0, cap, 100_000):
+        ii = np.arange(s, min(s + 100_000, cap))
+        ours.update_priorities(ii, priorities=pri[ii])
+        if rl: rl.update_priorities(ii.astype(np.uint64), pri[ii])
+        if cp: cp.update_priorities(ii, pri[ii])
+    rng, seed, got = np.random.default_rng(0), [0], {}
+    def o_s(): got["o"] = ours.sample(B, rng).indices
+    def r_s(): seed[0] += 1; got["r"] = rl.sample(B, seed[0])["indices"]
+    def c_s(): got["c"] = cp.sample(B, beta=0.4)["indexes"]
+    fns = {"loomnb": o_s}
+    if rl: fns["rlox"] = r_s
+    if cp: fns["cpprb"] = c_s
+    rows.append((f"prioritized sample({B}) d={d}", compare(fns, repeats), "both >= 3x"))
+    td = np.random.default_rng(3).random(B) + 0.01
+    fns = {"loomnb": lambda: ours.update_priorities(got["o"], td)}
+    if rl: fns["rlox"] = lambda: rl.update_priorities(got["r"], td)
+    if cp: fns["cpprb"] = lambda: cp.update_priorities(got["c"], td)
+    rows.append((f"update_priorities({B}) d={d}", compare(fns, repeats), "cpprb >= 1x"))
+    del ours, rl, cp; gc.collect()
+
+def bench_tree(rows, cap, repeats):
+    st, mt = SumTree(cap), MinTree(cap)
+    pri = np.random.default_rng(2).random(cap) + 0.01
+    st.update(np.arange(cap), pri ** 0.6); mt.update(np.arange(cap), pri ** 0.6)
+    rng, idx, w = np.random.default_rng(0), np.empty(B, np.int64), np.empty(B)
+    td = np.random.default_rng(3).random(B) + 0.01
+    def tree():
+        per_sample(st.tree, mt.tree, st.offsets, rng.random(B), idx, w); np.power(w, -0.4, out=w)
+        per_update(st.tree, mt.tree, st.offsets, idx, td, cap, 0.6, 1e-6, True)
+    fns = {"loomnb": tree}
+    if cpprb:
+        cp = cpprb.PrioritizedReplayBuffer(cap, _env_dict(4, 1), alpha=0.6)
+        _fill(cap, 4, 1, None, None, cp)
+        for s in range(0, cap, 100_000):
+            ii = np.arange(s, min(s + 100_000, cap)); cp.update_priorities(ii, pri[ii])
+        def cp_su():
+            b = cp.sample(B, beta=0.4); cp.update_priorities(b["indexes"], td)
+        fns["cpprb"] = cp_su
+    rows.append((f"tree sample({B})+update({B})", compare(fns, repeats), "cpprb >= 5x"))
+
+def bench_tokens(rows, repeats):
+    g = np.random.default_rng(0)
+    lens = g.integers(1, 513, 4096)
+    st = VarLenStore(token_fields=("logp", "loss_mask"), seq_fields=("reward",))
+    st.extend([g.integers(0, 32000, l) for l in lens], logp=[np.zeros(l) for l in lens], loss_mask=[np.ones(l) for l in lens],
+              reward=np.zeros(len(lens)))
+    rng = np.random.default_rng(1)
+    rows.append(("tokens padded(256 of 1-512)", compare({"loomnb": lambda: st.padded(st.sample(B, rng))}, repeats), ""))
+    rows.append(("tokens packed(256, 2048)", compare({"loomnb": lambda: st.packed(st.sample(B, rng), 2048)}, repeats), ""))
+
+def bench_mmap(rows, cap, d, a, repeats):
+    tmp = tempfile.mkdtemp()
+    ours = MmapReplayBuffer(cap, (d,), (a,), path=os.path.join(tmp, "ours.rb"), hot_capacity=10_000)
+    rl = rlox.MmapReplayBuffer(10_000, cap, d, a, os.path.join(tmp, "rlox.bin")) if rlox else None
+    _fill(cap, d, a, ours, rl, None, rl_flag=np.float32)     # rlox's mmap buffer takes float32 flags
+    o, act, r, no, te, tr = _data(B, d, a, seed=1)
+    teu, tru = te.astype(np.float32), tr.astype(np.float32)
+    rng, seed = np.random.default_rng(0), [0]
+    def rl_sample(): seed[0] += 1; rl.sample(B, seed[0])
+    fns = {"loomnb": lambda: ours.sample(B, rng)}
+    if rl: fns["rlox"] = rl_sample
+    rows.append((f"mmap sample({B}) d={d}", compare(fns, repeats), ""))
+    fns = {"loomnb": lambda: ours.push_batch(o, act, r, no, te, tr)}
+    if rl: fns["rlox"] = lambda: rl.push_batch(o.ravel(), no.ravel(), act.ravel(), r, teu, tru)
+    rows.append((f"mmap push batch {B} d={d}", compare(fns, repeats), ""))
+    ours.close()
+    if rl: rl.close()
+
+def table(rows, markdown):
+    peers = ["loomnb", "rlox", "cpprb"]
+    head = ["operation", "loomnb us", "rlox us", "cpprb us", "rlox/loomnb", "cpprb/loomnb", "target"]
+    lines = []
+    for name, m, target in rows:
+        us = [f"{m[p] * 1e6:.1f}" if p in m else "-" for p in peers]
+        ratio = [f"{m[p] / m['loomnb']:.2f}" if p in m else "-" for p in peers[1:]]
+        lines.append([name, *us, *ratio, target])
+    if markdown:
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(l) + " |" for l in lines]
+    else:
+        w = [max(len(str(x)) for x in col) for col in zip(head, *lines)]
+        out = ["  ".join(str(x).ljust(k) for x, k in zip(r, w)) for r in [head] + lines]
+    return "\n".join(out)
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--capacity", type=int, default=1_000_000)
+    ap.add_argument("--dims", default="4,17")
+    ap.add_argument("--only", default="uniform,per,tree,tokens,mmap")
+    ap.add_argument("--markdown", action="store_true")
+    args = ap.parse_args()
+    only, dims = set(args.only.split(",")), [int(x) for x in args.dims.split(",")]
+    act = {4: 1, 17: 6}
+    rows = []
+    for d in dims:
+        if "uniform" in only: bench_uniform(rows, args.capacity, d, act.get(d, 1), args.repeats)
+        if "per" in only: bench_per(rows, args.capacity, d, act.get(d, 1), args.repeats)
+    if "tree" in only: bench_tree(rows, args.capacity, args.repeats)
+    if "tokens" in only: bench_tokens(rows, args.repeats)
+    if "mmap" in only: bench_mmap(rows, args.capacity, 17, 6, args.repeats)
+    print(f"# capacity {args.capacity}, batch {B}, median of {args.repeats} repeats; {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}; rlox {getattr(rlox, '__version__', None)}, cpprb {getattr(cpprb, '__version__', None)}")
+    print(table(rows, args.markdown))

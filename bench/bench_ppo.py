@@ -51,7 +51,7 @@ class _Clock:
 
 def run_loomnb(env_id, seed, hp, total, stop_at_solve):
     from loomnb.learner import Trainer, Callback
-    from loomnb.algos.ppo import eval_returns
+    from loomnb.eval import evaluate
     cfg = {k: v for k, v in hp.items() if k != "timesteps"}
     clock = _Clock()
     class Solve(Callback):
@@ -61,7 +61,7 @@ def run_loomnb(env_id, seed, hp, total, stop_at_solve):
     clock.t0 = time.perf_counter()
     m = tr.train(total)
     wall = time.perf_counter() - clock.t0
-    ev = float(eval_returns(tr, env_id).mean()) if env_id != "CartPole-v1" else float("nan")
+    ev = float(evaluate(tr, env_id, 10, True, 10_000).mean) if env_id != "CartPole-v1" else float("nan")
     return dict(solve_s=clock.solve_s, solve_steps=clock.solve_steps, steps=m["total_timesteps"], wall=wall,
                 sps=m["total_timesteps"] / wall, eval=ev)
 

@@ -18,7 +18,7 @@ from ..collect import Collector
 from ..learner import Algorithm, TrainState, register_algorithm
 
 # %% auto #0
-__all__ = ['STAT_KEYS', 'ZOO_CARTPOLE', 'PPOConfig', 'ppo_loss', 'explained_variance', 'ppo_update', 'PPO', 'eval_returns']
+__all__ = ['STAT_KEYS', 'ZOO_CARTPOLE', 'PPOConfig', 'ppo_loss', 'explained_variance', 'ppo_update', 'PPO']
 
 # %% ../../nbs/40_algos.ppo.ipynb #c006
 @dataclass
@@ -164,8 +164,9 @@ class PPO(Algorithm):
 
     def collect(self, state: TrainState, on_step=None) -> dict:
         "One rollout into the buffer, then GAE."
+        g0 = state.global_step
         st = self.collector.collect(self.buffer, on_step)
-        state.global_step += st.steps
+        state.global_step = g0 + st.steps
         state.add_episodes(st.ep_returns, st.ep_lengths)
         t0 = time.perf_counter()
         if self.buffer.full: self.buffer.compute_advantages(st.last_values, self.config.gamma, self.config.gae_lambda)
@@ -207,21 +208,3 @@ register_algorithm("ppo", PPO)
 # %% ../../nbs/40_algos.ppo.ipynb #c026
 ZOO_CARTPOLE = dict(n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
                     learning_rate=1e-3, clip_eps=0.2, anneal_lr=True, anneal_clip=True, clip_vloss=False)
-
-def eval_returns(trainer, # Trained `Trainer`
-                 env_id: str, # Env id for a fresh evaluation env
-                 n_episodes: int=10, # Episodes to finish
-                 seed: int=10_000, # Seed of the evaluation env
-                 deterministic: bool=True, # Mode of the policy
-                ) -> np.ndarray:
-    "Returns of the first `n_episodes` episodes of a fresh `n_episodes`-copy env under `trainer.predict`."
-    from loomnb.envs.registry import make
-    env = make(env_id, num_envs=n_episodes, seed=seed)
-    obs, _ = env.reset(seed=seed)
-    out = np.full(n_episodes, np.nan)
-    while np.isnan(out).any():
-        obs, r, te, tr, info = env.step(trainer.predict(obs, deterministic))
-        d = (te | tr) & np.isnan(out)
-        out[d] = info["episode_return"][d]
-    env.close()
-    return out

@@ -13,7 +13,7 @@ from ..ops.segment_tree import (SumTree, MinTree, sum_min_tree_update, sum_tree_
 from .replay import ReplayBuffer, ReplayBatch, _check_rng
 
 # %% auto #0
-__all__ = ['per_sample', 'per_priorities', 'per_update', 'PrioritizedReplayBuffer', 'per_reference']
+__all__ = ['per_sample', 'per_write', 'per_update', 'PrioritizedReplayBuffer', 'per_reference']
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #c005
 @njit(cache=True, nogil=True)
@@ -24,29 +24,31 @@ def per_sample(sum_tree, min_tree, offsets, uniforms, idx_out, ratio_out):
     for b in range(idx_out.shape[0]): ratio_out[b] = sum_tree[idx_out[b]] / pmin
 
 @njit(cache=True, nogil=True)
-def per_priorities(indices, values, size, eps, from_td, out):
-    "Check indices/values and write priorities (|td|+eps if from_td else values) to `out`; max, or -1/-2/-3 on bad input."
-    pmax = 0.0
+def per_write(sum_tree, min_tree, offsets, indices, values, pa, size, eps, from_td):
+    "Check indices/values, then write precomputed priorities**alpha `pa`; returns the max priority or -1/-2/-3 (raw kernel)."
+    pmax, zero = 0.0, False
     for b in range(indices.shape[0]):
         if indices[b] < 0 or indices[b] >= size: return -1.0
         v = values[b]
         if not np.isfinite(v): return -2.0
         if from_td: v = abs(v) + eps
         elif v < 0: return -3.0
-        out[b] = v
-        pmax = max(pmax, v)
+        pmax = max(pmax, v); zero |= pa[b] == 0.0
+    if not zero: sum_min_tree_update(sum_tree, min_tree, offsets, indices, pa)
+    else:                               # zero priorities: never sampled, and ignored by the min tree
+        sum_tree_update(sum_tree, offsets, indices, pa)
+        pm = pa.copy()
+        for b in range(pm.shape[0]):
+            if pm[b] == 0.0: pm[b] = np.inf
+        min_tree_update(min_tree, offsets, indices, pm)
     return pmax
 
 def per_update(sum_tree, min_tree, offsets, indices, values, size, alpha, eps, from_td):
-    "Write priorities ** alpha at `indices` into both trees; returns the max priority, or -1/-2/-3 (nothing written)."
-    p = np.empty(indices.shape[0])
-    pmax = per_priorities(indices, values, size, eps, from_td, p)
-    if pmax < 0: return pmax
-    np.power(p, alpha, out=p)          # NumPy's vectorised pow: ~5x faster than a scalar pow per element in Numba
-    if from_td or p.min(initial=1.0) > 0: sum_min_tree_update(sum_tree, min_tree, offsets, indices, p)
-    else:                               # zero priorities: never sampled, and ignored by the min tree
-        sum_tree_update(sum_tree, offsets, indices, p); min_tree_update(min_tree, offsets, indices, np.where(p > 0, p, np.inf))
-    return pmax
+    "Write (|td|+eps or values) ** alpha at `indices` into both trees; returns the max priority, or -1/-2/-3 (nothing written)."
+    pa = np.abs(values)                 # abs also for raw priorities: negatives are rejected by `per_write`, without a NaN warning
+    if from_td: pa += eps
+    np.power(pa, alpha, out=pa)         # NumPy's vectorised pow: several times faster than a scalar pow per element in Numba
+    return per_write(sum_tree, min_tree, offsets, indices, values, pa, size, eps, from_td)
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #c008
 def _check_unit(x, name):

@@ -13,7 +13,7 @@ from ..ops.segment_tree import (SumTree, MinTree, sum_min_tree_update, sum_tree_
 from .replay import ReplayBuffer, ReplayBatch, _check_rng
 
 # %% auto #0
-__all__ = ['per_sample', 'per_write', 'per_update', 'PrioritizedReplayBuffer', 'per_reference']
+__all__ = ['per_sample', 'per_write', 'per_update', 'PrioritizedReplayBuffer', 'linear_beta', 'per_reference']
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #c005
 @njit(cache=True, nogil=True)
@@ -136,7 +136,17 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         min_tree_update(self.min_tree.tree, self.min_tree.offsets, i, np.where(p > 0, p, np.inf))
         self.max_priority = float(mp)
 
-# %% ../../nbs/21a_buffers.prioritized.ipynb #c013
+# %% ../../nbs/21a_buffers.prioritized.ipynb #c010
+def linear_beta(step: int, # Current training step
+                total_steps: int, # Step at which beta reaches `beta_final`
+                beta_start: float=0.4, # Beta at step 0
+                beta_final: float=1.0) -> float: # Beta from `total_steps` on
+    "Linearly annealed importance-sampling exponent."
+    if total_steps <= 0: return float(beta_final)
+    f = min(max(step / total_steps, 0.0), 1.0)
+    return float(beta_start + f * (beta_final - beta_start))
+
+# %% ../../nbs/21a_buffers.prioritized.ipynb #c016
 def per_reference(td_errors, alpha, beta, eps):
     "Reference probabilities P(i) and max-normalised IS weights from TD errors (NumPy, no trees)."
     p = (np.abs(np.asarray(td_errors, np.float64)) + eps) ** alpha

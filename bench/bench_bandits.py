@@ -102,20 +102,22 @@ CONTENDERS = {
 
 
 def bench_algorithms(rounds, seeds, only):
-    rows = {}
+    "Each seed runs every contender in turn (alternating, so load changes hit all alike); regret mean, median speed."
     problems = [linear_problem(rounds, dim=16, n_actions=10, noise=0.1, seed=s) for s in range(seeds)]
+    active = {}
     for name, fn in CONTENDERS.items():
         if only and not any(o.lower() in name.lower() for o in only): continue
         try: fn(problems[0][0][:50], problems[0][2][:50], 10, 0)  # import + warm up (kernels compile)
         except ImportError as e: print(f"skip {name}: not installed ({e})"); continue
         except Exception as e: print(f"skip {name}: failed on the warm-up ({type(e).__name__}: {e})"); continue
-        regs, speeds = [], []
-        for s, (X, mean, R) in enumerate(problems):  # one run per seed, seeds alternate per library
+        active[name] = fn
+    regs, speeds = {k: [] for k in active}, {k: [] for k in active}
+    for s, (X, mean, R) in enumerate(problems):
+        for name, fn in active.items():
             acts, dt = fn(X, R, 10, s)
-            regs.append(float((mean.max(1) - mean[np.arange(len(X)), acts]).sum())); speeds.append(len(X) / dt)
-        rows[name] = (float(np.mean(regs)), float(np.std(regs)), statistics.median(speeds))
-        print(f"  {name:28s} regret {rows[name][0]:8.1f} ± {rows[name][1]:6.1f}   {rows[name][2]:10,.0f} rounds/s", flush=True)
-    return rows
+            regs[name].append(float((mean.max(1) - mean[np.arange(len(X)), acts]).sum())); speeds[name].append(len(X) / dt)
+            print(f"  seed {s} {name:28s} regret {regs[name][-1]:8.1f}   {speeds[name][-1]:10,.0f} rounds/s", flush=True)
+    return {k: (float(np.mean(regs[k])), float(np.std(regs[k])), statistics.median(speeds[k])) for k in active}
 
 
 # ---------------------------------------------------------------- service throughput
@@ -138,7 +140,8 @@ async def _service(mem, events, registry):
 def bench_service(events):
     from prometheus_client import CollectorRegistry
     rows, tmp = {}, tempfile.mkdtemp()
-    backends = [("SQLite online", {"backend": "sqlite", "sqlite_path": os.path.join(tmp, "bench.sqlite3")})]
+    backends = [("SQLite online", {"backend": "sqlite", "sqlite_path": os.path.join(tmp, "bench.sqlite3")}),
+                ("SQLite sync=OFF", {"backend": "sqlite", "sqlite_path": os.path.join(tmp, "bench_off.sqlite3"), "sqlite_synchronous": "OFF"})]
     srv = None
     try:
         from loomnb.bandits.memory import RedisServer

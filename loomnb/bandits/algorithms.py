@@ -53,6 +53,7 @@ class BaseBandit:
         p = params if isinstance(params, AlgorithmParameters) else AlgorithmParameters.from_dict(params or {})
         self.params = p.merge(kwargs) if kwargs else p
         self.rng = np.random.default_rng(self.params.seed)
+        self._last_list, self._last_acts = None, None  # validated copy of the last `available_actions` list
 
     # ---- weights ------------------------------------------------------------------------------------------
     def initial_weights(self, dim: int, n_actions: int) -> dict: raise NotImplementedError
@@ -89,8 +90,13 @@ class BaseBandit:
         return int(np.flatnonzero(tie)[self.rng.integers(n)]), n
 
     def _inputs(self, weights, state_vector, available_actions):
-        x = as_state(state_vector); acts = as_actions(available_actions)
-        return self.ensure(weights, x, int(acts.max()) + 1), x, acts
+        x = as_state(state_vector)
+        if type(available_actions) is list and available_actions == self._last_list:  # same catalogue as last request
+            acts, top = self._last_acts
+        else:
+            acts = as_actions(available_actions); top = int(acts.max()) + 1
+            if type(available_actions) is list: self._last_list, self._last_acts = list(available_actions), (acts, top)
+        return self.ensure(weights, x, top), x, acts
 
     def predict_sync(self, weights, state_vector, available_actions) -> tuple[int, dict]:
         "Synchronous `predict`."
@@ -371,7 +377,7 @@ def make_algorithm(name: str, # Registry name, e.g. "linucb", "epsilon_greedy"
         raise ValueError(f"Unknown bandit algorithm {name!r}.{did_you_mean(name, ALGORITHMS)} Available: {', '.join(ALGORITHMS)}")
     return ALGORITHMS[name](params, **kwargs)
 
-# %% ../../nbs/91_bandits.algorithms.ipynb #c033
+# %% ../../nbs/91_bandits.algorithms.ipynb #c034
 def linear_problem(n_rounds: int, # Rounds T
                    dim: int=16, # Feature dimension d
                    n_actions: int=10, # Arms K

@@ -36,6 +36,7 @@ class RLMemorySettings(Config):
     max_experience_age_seconds: float = 0.0     # Experiences older than this are excluded from sampling (0 = no limit)
     max_weight_versions: int = 10               # Versions retained per model (0 disables versioning)
     busy_timeout_ms: int = 30000                # SQLite: how long a writer waits for the lock
+    sqlite_synchronous: str = "NORMAL"          # SQLite: "NORMAL" (WAL: durable across crashes of the process), "FULL", or "OFF" (fastest; an OS crash may lose recent commits)
     cache_ttl_seconds: float = 0.0              # Serve weights from the process cache this long without asking the store (0 = always check the revision)
 
     def validate(self):
@@ -43,6 +44,7 @@ class RLMemorySettings(Config):
         self.check_range("priority_alpha", 0); self.check_range("priority_eps", 0, lo_open=True)
         self.check_range("max_experience_age_seconds", 0); self.check_range("max_weight_versions", 0)
         self.check_range("busy_timeout_ms", 0); self.check_range("cache_ttl_seconds", 0)
+        self.check_choice("sqlite_synchronous", ["OFF", "NORMAL", "FULL"])
 
 # %% ../../nbs/92_bandits.memory.ipynb #c009
 @dataclass
@@ -202,13 +204,13 @@ class _SQLiteCore(_MemoryBase):
         self.path = str(path if path is not None else self.settings.sqlite_path)
         self.conn: sqlite3.Connection | None = None
     async def connect(self) -> None:
-        "Open the database (WAL, NORMAL sync) and create the tables."
+        "Open the database (WAL journal, `sqlite_synchronous` level) and create the tables."
         if self.conn is not None: return
         c = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                             timeout=self.settings.busy_timeout_ms / 1000)
         c.execute(f"PRAGMA busy_timeout={int(self.settings.busy_timeout_ms)}")
         if self.path != ":memory:": c.execute("PRAGMA journal_mode=WAL")
-        c.execute("PRAGMA synchronous=NORMAL")
+        c.execute(f"PRAGMA synchronous={self.settings.sqlite_synchronous}")
         c.executescript(_SCHEMA)
         self.conn, self._ready = c, True
     async def close(self) -> None:

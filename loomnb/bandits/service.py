@@ -12,7 +12,7 @@ from pathlib import Path
 import redis.exceptions as rex
 from prometheus_client import Counter, Histogram, Gauge, REGISTRY
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 import numpy as np
 from ..core import Config, ConfigError, did_you_mean
 from .core import WeightSchemaError, Transition
@@ -22,8 +22,9 @@ from .versioning import PromotionGate, PromotionGateSettings, GateDecision
 
 # %% auto #0
 __all__ = ['TRAINERS', 'ResilienceSettings', 'RLSettings', 'CircuitOpenError', 'CircuitBreaker', 'ResilienceOrchestrator',
-           'RLMetrics', 'AsyncioLockProvider', 'RedisLockProvider', 'OnlineTrainer', 'BatchTrainer', 'PendingDecision',
-           'DelayedRewardJoiner', 'ReinforcementLearningService', 'ReinforcementLearningFactory']
+           'RLMetrics', 'LockingProtocol', 'RLTrainingStrategy', 'AsyncioLockProvider', 'RedisLockProvider',
+           'OnlineTrainer', 'BatchTrainer', 'PendingDecision', 'DelayedRewardJoiner', 'ReinforcementLearningService',
+           'ReinforcementLearningFactory']
 
 # %% ../../nbs/94_bandits.service.ipynb #c006
 @dataclass
@@ -180,6 +181,18 @@ class RLMetrics:
         self.child("nparams", model_id).set(h.parameter_count)
 
 # %% ../../nbs/94_bandits.service.ipynb #c020
+@runtime_checkable
+class LockingProtocol(Protocol):
+    "A lock provider: `async with provider.lock(key): ...` excludes other holders of `key`."
+    def lock(self, key: str) -> Any: ...
+
+@runtime_checkable
+class RLTrainingStrategy(Protocol):
+    "The reference's training-strategy contract, implemented by OnlineTrainer and BatchTrainer."
+    async def process_experience(self, model_id: str, algorithm, memory, state_vector, action_index: int, reward: float,
+                                 next_state_vector=None, propensity=None, available_actions=None) -> float: ...
+    async def train_offline(self, model_id: str, algorithm, memory, batch_size: int = 32) -> bool: ...
+
 class AsyncioLockProvider:
     "Per-key asyncio locks (one process)."
     def __init__(self): self._locks: dict[str, asyncio.Lock] = {}
@@ -285,7 +298,7 @@ class BatchTrainer(_OfflineMixin, _TrainerBase):
 
 TRAINERS = {"online": OnlineTrainer, "batch": BatchTrainer}
 
-# %% ../../nbs/94_bandits.service.ipynb #c024
+# %% ../../nbs/94_bandits.service.ipynb #c025
 class PendingDecision(NamedTuple):
     "A served decision awaiting its reward."
     model_id: str
@@ -322,7 +335,7 @@ class DelayedRewardJoiner:
             out.append(self.pending.popitem(last=False)[1])
         return out
 
-# %% ../../nbs/94_bandits.service.ipynb #c027
+# %% ../../nbs/94_bandits.service.ipynb #c028
 class ReinforcementLearningService:
     "Lifecycle owner and composition root of the decision engine (serving, training and releases planes)."
     def __init__(self, settings: RLSettings, algorithm, memory, trainer, metrics: RLMetrics | None = None,
@@ -350,6 +363,9 @@ class ReinforcementLearningService:
             try: await self.training.flush_expired()
             except Exception: pass  # storage trouble: the breaker/metrics report it; keep the loop alive
     def is_ready(self) -> bool: return self.memory.is_ready()
+    async def wait_ready(self) -> None:
+        "Connect if not connected yet."
+        if not self.is_ready(): await self.connect()
     @property
     def algorithm_name(self) -> str: return getattr(self.algorithm, "name", type(self.algorithm).__name__)
 
@@ -373,7 +389,7 @@ class ReinforcementLearningService:
         "Health snapshot of the model's active weights."
         return self.algorithm.weight_health(await self.memory.load_weights(model_id) or {})
 
-# %% ../../nbs/94_bandits.service.ipynb #c029
+# %% ../../nbs/94_bandits.service.ipynb #c030
 class _Serving:
     def __init__(self, svc): self.svc = svc
     async def _weights(self, model_id):
@@ -406,7 +422,7 @@ class _Serving:
         svc.metrics.decision(name, model_id, bool(meta.get("exploration_triggered")), time.perf_counter() - t0, status)
         return a, meta
 
-# %% ../../nbs/94_bandits.service.ipynb #c031
+# %% ../../nbs/94_bandits.service.ipynb #c032
 class _Training:
     def __init__(self, svc): self.svc = svc
     async def process_feedback(self, model_id, state_vector, action_index, reward, next_state_vector=None, *,
@@ -455,7 +471,7 @@ class _Releases:
         svc.metrics.operation(svc.algorithm_name, "rollback", "success" if v else "no_target", time.perf_counter() - t0)
         return v
 
-# %% ../../nbs/94_bandits.service.ipynb #c033
+# %% ../../nbs/94_bandits.service.ipynb #c034
 def _normalized(self, model_id, x):
     if not self.settings.normalize_states: return x
     ns = self._norm.get(model_id)
@@ -472,7 +488,7 @@ async def _observe(self, model_id, x):
 ReinforcementLearningService._normalized = _normalized
 ReinforcementLearningService._observe = _observe
 
-# %% ../../nbs/94_bandits.service.ipynb #c035
+# %% ../../nbs/94_bandits.service.ipynb #c036
 class ReinforcementLearningFactory:
     "Root factory: builds a ReinforcementLearningService from settings."
     @classmethod
@@ -484,14 +500,14 @@ class ReinforcementLearningFactory:
         elif isinstance(settings, RLSettings): s = settings
         elif isinstance(settings, Mapping): s = RLSettings.from_dict(dict(settings))
         else: s = RLSettings.from_toml(settings)
-        known = {"memory", "connections", "redis_client", "sqlite_path", "kv_resilience", "registry", "seed", "environment"}
+        known = {"memory", "connections", "redis_client", "sqlite_path", "kv_resilience", "vector_resilience", "registry", "seed"}
         bad = [k for k in kwargs if k not in known]
         if bad: raise TypeError(f"ReinforcementLearningFactory.create got unknown argument {bad[0]!r}.{did_you_mean(bad[0], known)}")
         seed = kwargs.get("seed")
         algo = make_algorithm(s.default_algorithm, s.algorithm_parameters if seed is None else s.algorithm_parameters.merge(seed=seed))
         memory = kwargs.get("memory") or cls._memory(s, kwargs, seed)
         metrics = RLMetrics(kwargs.get("registry"))
-        res = kwargs.get("kv_resilience") or ResilienceOrchestrator(s.resilience)
+        res = kwargs.get("kv_resilience") or kwargs.get("vector_resilience") or ResilienceOrchestrator(s.resilience)  # one store: one breaker
         trainer = TRAINERS[s.trainer_type](lock_provider=lock_provider, gate=PromotionGate(s.promotion), metrics=metrics,
                                            resilience=res, snapshot_every=s.snapshot_every, seed=seed)
         return ReinforcementLearningService(s, algo, memory, trainer, metrics, res, seed)

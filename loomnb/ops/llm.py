@@ -10,6 +10,9 @@ import numbers
 from typing import NamedTuple
 import numpy as np
 from numba import njit, types as nbt
+from numba.extending import overload
+from .returns import _like
+from .vtrace import _exp
 
 # %% auto #0
 __all__ = ['group_advantages_ref', 'group_advantages_kernel', 'group_advantages', 'token_kl_ref', 'token_kl_kernel', 'token_kl',
@@ -24,41 +27,51 @@ def group_advantages_ref(rewards, group_size, eps=1e-8, scale=True):
     a[g.max(1) == g.min(1)] = 0.0
     return a.reshape(r.shape).astype(np.asarray(rewards).dtype)
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"})
 def group_advantages_kernel(rewards, group_size, eps, scale, out):
     "Raw GRPO advantages of flat contiguous `rewards` [B*G] into `out`; float64 group moments; no validation."
-    for b in range(rewards.shape[0] // group_size):
-        lo = b * group_size
-        s = 0.0; mn = rewards[lo]; mx = rewards[lo]
-        for i in range(lo, lo + group_size):
-            x = rewards[i]; s += x; mn = min(mn, x); mx = max(mx, x)
-        m = s / group_size
-        if mn == mx:
-            for i in range(lo, lo + group_size): out[i] = 0.0
-            continue
-        inv = 1.0
-        if scale:
-            v = 0.0
-            for i in range(lo, lo + group_size): v += (rewards[i] - m) ** 2
-            inv = 1.0 / (np.sqrt(v / group_size) + eps)
-        for i in range(lo, lo + group_size): out[i] = (rewards[i] - m) * inv
+    G = group_size; B = rewards.shape[0] // G
+    x = rewards.reshape((B, G)); o = out.reshape((B, G))
+    for b in range(B):
+        s = 0.0; mn = x[b, 0]; mx = x[b, 0]
+        for i in range(G):
+            s += x[b, i]; mn = min(mn, x[b, i]); mx = max(mx, x[b, i])
+        m = s / G
+        v = 0.0
+        for i in range(G):
+            e = x[b, i] - m
+            v += e * e
+        inv = 1.0 / (np.sqrt(v / G) + eps) if scale else 1.0
+        inv = 0.0 if mn == mx else inv
+        for i in range(G): o[b, i] = (x[b, i] - m) * inv
 
-# %% ../../nbs/14_ops.llm.ipynb #c006
+# %% ../../nbs/14_ops.llm.ipynb #c007
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_GA_SIGS = [nbt.int64(a, nbt.int64, nbt.float64, nbt.boolean, a) for f in (nbt.float32, nbt.float64) for a in (f[::1], f[:, ::1])]
+
+@njit(_GA_SIGS, cache=True)
+def _group_advantages_checked(rewards, group_size, eps, scale, out):
+    "Checks (error code) then `group_advantages_kernel`; compiled for [B*G] and [B, G] float32/float64."
+    if group_size < 1 or not eps >= 0.0 or rewards.size % group_size != 0: return 1
+    if rewards.ndim == 2 and rewards.shape[-1] != group_size: return 1
+    group_advantages_kernel(rewards.reshape(rewards.size), group_size, eps, scale, out.reshape(out.size))
+    return 0
+
 def group_advantages(rewards:np.ndarray, # [B*G] or [B, G] float32/float64 rewards, groups contiguous
                      group_size:int,      # G, completions per prompt (>= 1)
                      eps:float=1e-8,      # added to the group std
                      scale:bool=True,     # divide by the group std (False: Dr. GRPO, centre only)
                     ) -> np.ndarray:      # advantages, same shape and dtype as `rewards`
     "GRPO group-relative advantages: reward minus group mean, over group std (0 for constant groups)."
-    if not (type(rewards) is np.ndarray and rewards.dtype in _FLOATS and rewards.flags.c_contiguous and type(group_size) is int
-            and group_size >= 1 and rewards.size % group_size == 0 and (rewards.ndim == 1 or (rewards.ndim == 2 and rewards.shape[1] == group_size))):
-        _check_groups(rewards, group_size)
+    try:
+        out = np.empty_like(rewards)
+        if type(group_size) is int and _group_advantages_checked(rewards, group_size, eps, scale, out) == 0: return out
+    except (TypeError, AttributeError, ValueError): pass
+    _check_groups(rewards, group_size)
     if not (isinstance(eps, numbers.Real) and eps >= 0): raise ValueError(f"group_advantages: `eps` must be a real number >= 0, got {eps!r}")
     out = np.empty_like(rewards)
-    group_advantages_kernel(rewards.reshape(-1), group_size, float(eps), bool(scale), out.reshape(-1))
+    group_advantages_kernel(rewards.reshape(-1), int(group_size), float(eps), bool(scale), out.reshape(-1))
     return out
-
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 def _check_groups(rewards, group_size):
     "Slow path: explain what is wrong with `rewards`/`group_size`."
@@ -71,7 +84,7 @@ def _check_groups(rewards, group_size):
     if rewards.ndim not in (1, 2) or rewards.size % group_size or (rewards.ndim == 2 and rewards.shape[1] != group_size):
         raise ValueError(f"{fn}: `rewards` must be [B*G] or [B, G] with G = `group_size` = {group_size}, got shape {rewards.shape}")
 
-# %% ../../nbs/14_ops.llm.ipynb #c011
+# %% ../../nbs/14_ops.llm.ipynb #c012
 _KL_KINDS = {"k1": 1, "k2": 2, "k3": 3}
 _REDUCE = {"none": 0, "sum": 1, "mean": 2}
 
@@ -85,28 +98,64 @@ def token_kl_ref(logp, ref_logp, mask=None, kind="k3", reduce="sum"):
     s = k.sum(-1)
     return s if reduce == "sum" else s / np.maximum(m.sum(-1), 1)
 
-# %% ../../nbs/14_ops.llm.ipynb #c012
+# %% ../../nbs/14_ops.llm.ipynb #c014
+def _k3(x): "exp(x) - 1 - x in the dtype of `x`, accurate near 0 (series for |x| < 1/4), vectorisable; compiled code only."
+
+_K3_COEF = (0.5, 0.16666666666666666, 0.041666666666666664, 0.008333333333333333, 0.001388888888888889, 0.0001984126984126984, 2.48015873015873e-05, 2.7557319223985893e-06, 2.755731922398589e-07, 2.505210838544172e-08, 2.08767569878681e-09, 1.6059043836821613e-10, 1.1470745597729725e-11,)  # 1/k! for k = 2..14
+
+@overload(_k3)
+def _k3_impl(x):
+    f = np.float32 if x == nbt.float32 else np.float64
+    c = tuple(f(v) for v in (_K3_COEF[:8] if x == nbt.float32 else _K3_COEF))  # float32: terms up to x^9 suffice
+    n = len(c)
+    def impl(x):
+        p = c[n - 1]
+        for i in range(n - 2, -1, -1): p = p * x + c[i]
+        small = x * x * p
+        big = _exp(x) - f(1.0) - x
+        return small if abs(x) < f(0.25) else big
+    return impl
+
+@njit(cache=True)
+def _kl_row(lp, rp, m, has_mask, kind, out):
+    "Per-token estimator of one row into `out` (0 where masked out)."
+    z = _like(0.0, out)
+    for t in range(lp.shape[0]):
+        x = rp[t] - lp[t]
+        if kind == 1: k = -x
+        elif kind == 2: k = _like(0.5, out) * x * x
+        else: k = _k3(x)
+        out[t] = k if (not has_mask or m[t]) else z
+
+@njit(cache=True)
+def _row_sum(x, m, has_mask):
+    "Float64 sum of `x` and number of unmasked tokens, with four accumulators."
+    s0 = s1 = s2 = s3 = 0.0
+    T = x.shape[0]; T4 = T - T % 4
+    for t in range(0, T4, 4):
+        s0 += x[t]; s1 += x[t + 1]; s2 += x[t + 2]; s3 += x[t + 3]
+    for t in range(T4, T): s0 += x[t]
+    cnt = T
+    if has_mask:
+        cnt = 0
+        for t in range(T): cnt += m[t]
+    return (s0 + s1) + (s2 + s3), cnt
+
 @njit(cache=True)
 def token_kl_kernel(logp, ref_logp, mask, kind, reduce, out_tok, out_seq):
-    "Raw masked token KL on `[B, T]` contiguous arrays; kind 1/2/3 = k1/k2/k3; an empty `mask` means all tokens."
+    "Raw masked token KL on `[B, T]` contiguous arrays; kind 1/2/3 = k1/k2/k3, reduce 0/1/2 = none/sum/mean; empty `mask` = all tokens."
     B, T = logp.shape
     has_mask = mask.size > 0
+    tmp = np.empty(T, logp.dtype)
     for b in range(B):
-        s = 0.0; cnt = 0
-        for t in range(T):
-            if has_mask and not mask[b, t]:
-                if reduce == 0: out_tok[b, t] = 0.0
-                continue
-            lr = np.float64(ref_logp[b, t]) - np.float64(logp[b, t])
-            if kind == 1: k = -lr
-            elif kind == 2: k = 0.5 * lr * lr
-            else: k = np.expm1(lr) - lr
-            if reduce == 0: out_tok[b, t] = k
-            s += k; cnt += 1
-        if reduce == 1: out_seq[b] = s
-        elif reduce == 2: out_seq[b] = s / max(cnt, 1)
+        row = out_tok[b] if reduce == 0 else tmp
+        mb = mask[b] if has_mask else mask.reshape(mask.size)
+        _kl_row(logp[b], ref_logp[b], mb, has_mask, kind, row)
+        if reduce != 0:
+            s, cnt = _row_sum(row, mb, has_mask)
+            out_seq[b] = s if reduce == 1 else s / max(cnt, 1)
 
-# %% ../../nbs/14_ops.llm.ipynb #c014
+# %% ../../nbs/14_ops.llm.ipynb #c016
 def token_kl(logp:np.ndarray,      # [B, T] (or [T]) float32/float64 log pi_theta of the sampled tokens
              ref_logp:np.ndarray,  # [B, T] log pi_ref of the same tokens, same dtype
              mask=None,            # [B, T] bool, True for tokens that count (None: all)
@@ -139,7 +188,7 @@ _NO_MASK = np.zeros((0, 0), np.bool_)
 _NO_TOK = {c: np.zeros((0, 0), c) for c in "fd"}
 _NO_SEQ = np.zeros(0)
 
-# %% ../../nbs/14_ops.llm.ipynb #c021
+# %% ../../nbs/14_ops.llm.ipynb #c023
 @njit(cache=True)
 def pack_ffd_kernel(lengths, max_length):
     "First-fit-decreasing bin packing of `lengths` (int64) into rows of `max_length`; returns (row, offset, n_rows)."
@@ -157,7 +206,7 @@ def pack_ffd_kernel(lengths, max_length):
             row[i] = n_rows; offset[i] = 0; used[n_rows] = L; n_rows += 1
     return row, offset, n_rows
 
-# %% ../../nbs/14_ops.llm.ipynb #c022
+# %% ../../nbs/14_ops.llm.ipynb #c024
 class PackedSequences(NamedTuple):
     "Sequences packed into fixed-length rows."
     input_ids: np.ndarray      # [R, max_length] tokens, `pad_id` where unused

@@ -144,6 +144,15 @@ class EnsembleQNetwork(nn.Module):
             if k < last: x = self.act_fn(x)
         return x.squeeze(-1)
 
+    def q1(self, obs, act):
+        "Q-values of the first critic only, [B] (TD3's actor loss needs no other)."
+        x = torch.cat([obs, act], -1)
+        last = len(self.weights) - 1
+        for k, (w, b) in enumerate(zip(self.weights, self.biases)):
+            x = torch.addmm(b[0], x, w[0])
+            if k < last: x = self.act_fn(x)
+        return x.squeeze(-1)
+
     @classmethod
     def from_qnetworks(cls, critics: list) -> "EnsembleQNetwork": # `QNetwork`s with equal shapes
         "Pack `QNetwork`s (ReLU/tanh MLPs of equal shape) into one ensemble with the same outputs."

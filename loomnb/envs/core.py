@@ -184,12 +184,13 @@ class NativeVecEnv(VecEnv):
         self._seed(seed)
         self._all = np.ones(n, np.bool_)
         self._needs_reset = True
-        # hot-path constants: shapes, dtypes, the kernel, the exact action type that needs no conversion
-        self._kernel = type(self).step_kernel
+        # hot-path constants: shapes, dtypes, the exact action type that needs no conversion, and its compiled entry point
         self._oshape, self._n = (n, *self._obs_shape), (n,)
         sp = self.single_action_space
         self._ashape = (n,) if isinstance(sp, spaces.Discrete) else (n, *sp.shape)
         self._adtype = _I64 if isinstance(sp, spaces.Discrete) else _F32
+        self._eps = {}
+        self._ep = self._entry(self._adtype)
 
     def _seed(self, seed):
         if seed is None: seeds = [np.random.SeedSequence().entropy + i for i in range(self.num_envs)]
@@ -197,6 +198,23 @@ class NativeVecEnv(VecEnv):
             raise ValueError(f"{self.name}: `seed` must be a non-negative int or None, got {seed!r}")
         else: seeds = [int(seed) + i for i in range(self.num_envs)]
         self._rng = pcg64_rows(seeds)
+
+    def _entry(self, adtype):
+        "The compiled step kernel for actions of `adtype` (C-contiguous), called without Numba's type dispatch."
+        ep = self._eps.get(adtype)
+        if ep is None:
+            ex = (self._state, self._t, self._ret, self._rng, self._params, np.empty(self._ashape, adtype), self.max_episode_steps,
+                  np.empty(self._oshape, _F32), np.empty(self._n, _F32), *(np.empty(self._n, _B) for _ in range(3)),
+                  np.empty(self._oshape, _F32), np.empty(self._n, _F64), np.empty(self._n, _I64))
+            try: ep = type(self).step_kernel.compile(tuple(numba.typeof(x) for x in ex))
+            except Exception: ep = type(self).step_kernel   # fall back to the dispatcher
+            self._eps[adtype] = ep
+        return ep
+
+    def _prepare(self, actions):
+        "Validated, C-contiguous actions and the entry point for their dtype (the slow path of `step`)."
+        a = np.ascontiguousarray(check_actions(self.name, self.single_action_space, self.num_envs, actions))
+        return a, self._entry(a.dtype)
 
     def reset(self, seed: int | None = None):
         "Reset all copies (copy `n` seeded with `seed + n` when `seed` is given); returns `(obs, info)`."
@@ -217,13 +235,14 @@ class NativeVecEnv(VecEnv):
     def step(self, actions):
         "Step all copies; same-step autoreset; returns `(obs, reward, terminated, truncated, info)`."
         if self._needs_reset: raise RuntimeError(f"{self.name}: call reset() before step()")
-        if type(actions) is np.ndarray and actions.dtype is self._adtype and actions.shape == self._ashape: a = actions
-        else: a = check_actions(self.name, self.single_action_space, self.num_envs, actions)
+        a = actions   # fast path: exactly the dtype, shape and layout the compiled entry point was built for
+        if type(a) is np.ndarray and a.dtype is self._adtype and a.shape == self._ashape and a.flags.c_contiguous: ep = self._ep
+        else: a, ep = self._prepare(actions)
         empty, os, n = np.empty, self._oshape, self._n
         obs = empty(os, _F32); fobs = empty(os, _F32); rew = empty(n, _F32)
         term = empty(n, _B); trunc = empty(n, _B); done = empty(n, _B); ep_ret = empty(n, _F64); ep_len = empty(n, _I64)
-        bad = self._kernel(self._state, self._t, self._ret, self._rng, self._params, a, self.max_episode_steps,
-                           obs, rew, term, trunc, done, fobs, ep_ret, ep_len)
+        bad = ep(self._state, self._t, self._ret, self._rng, self._params, a, self.max_episode_steps,
+                 obs, rew, term, trunc, done, fobs, ep_ret, ep_len)
         if bad >= 0: raise _bad_value(self.name, self.single_action_space, a, bad)
         return obs, rew, term, trunc, {"final_obs": fobs, "done": done, "episode_return": ep_ret, "episode_length": ep_len}
 

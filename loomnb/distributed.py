@@ -669,8 +669,9 @@ def _main(argv=None):
             if a.resume: tr = DistributedTrainer.from_checkpoint(a.resume, logger=a.logger)
             else: tr = DistributedTrainer(a.algo, a.env, a.seed, json.loads(a.config), logger=a.logger, n_envs=a.n_envs)
             res = tr.train(a.timesteps)
-            res.update(rank=info.rank, max_param_diff=max_param_diff(unwrap(tr.algo.policy) if hasattr(tr.algo, "policy") else nn.Module()),
-                       params_sum=float(sum(p.detach().double().sum() for m in vars(tr.algo).values() if isinstance(m, nn.Module) for p in m.parameters())),
+            nets = nn.ModuleList([unwrap(m) for m in vars(tr.algo).values() if isinstance(m, nn.Module)])
+            res.update(rank=info.rank, max_param_diff=max_param_diff(nets),
+                       params_sum=float(sum(p.detach().double().sum() for p in nets.parameters())),
                        distributed=tr.distributed)
             if a.save: tr.save(a.save)
         if a.out: Path(a.out).mkdir(parents=True, exist_ok=True); (Path(a.out) / f"rank{info.rank}.json").write_text(json.dumps(res, default=float))

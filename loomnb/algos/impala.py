@@ -190,7 +190,7 @@ class IMPALA(Algorithm):
         check_policy(policy)
         self.policy = policy.to(self.device)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=c.learning_rate, eps=c.adam_eps)
-        self.seed, self.version, self._procs, self._batch, self.fail_after = 0, 0, [], [], -1
+        self.seed, self.version, self._procs, self._batch, self._pending, self.fail_after = 0, 0, [], [], [], -1
 
     def seed_rng(self, seed: int): self.seed = int(seed)
 
@@ -215,10 +215,18 @@ def _start(self):
 
 def _close(self):
     "Stop the actor processes (and restore the learner's torch threads)."
-    if self._procs: self._finalizer(); self._procs = []; torch.set_num_threads(self._threads)
+    if self._procs: self._finalizer(); self._procs = []; self._pending = []; torch.set_num_threads(self._threads)
+
+def _start_public(self, wait: bool = True, # Block until the first trajectory has arrived
+                 ):
+    "Start the actors ahead of `train` (they otherwise start on the first `collect`); returns self."
+    self._start()
+    if wait and not self._pending: self._pending.append(self._get())
+    return self
 
 def _get(self) -> dict:
     "Next trajectory from the queue; raises when an actor failed, died or went silent."
+    if self._pending: return self._pending.pop(0)
     deadline = time.monotonic() + self.config.actor_timeout_s
     while True:
         try: item = self._q.get(timeout=0.5)
@@ -233,7 +241,7 @@ def _get(self) -> dict:
             self.close(); raise RuntimeError(f"IMPALA actor {item[1]} failed:\n{item[2]}")
         return item
 
-IMPALA._start, IMPALA.close, IMPALA._get = _start, _close, _get
+IMPALA._start, IMPALA.start, IMPALA.close, IMPALA._get = _start, _start_public, _close, _get
 
 # %% ../../nbs/51_algos.impala.ipynb #c024
 def _collect(self, state: TrainState, on_step=None) -> dict:

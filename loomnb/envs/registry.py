@@ -67,6 +67,12 @@ def spec(id: str) -> EnvSpec:
     return vs[version]
 
 # %% ../../nbs/32_envs.registry.ipynb #c008
+def _f32_space(sp):
+    "A float Box space as float32 (loomnb returns float observations as float32); other spaces unchanged."
+    if isinstance(sp, spaces.Box) and np.dtype(sp.dtype).kind == "f" and sp.dtype != np.float32:
+        return spaces.Box(sp.low.astype(np.float32), sp.high.astype(np.float32), sp.shape, np.float32)
+    return sp
+
 class GymnasiumVecEnv(VecEnv):
     "A gymnasium vector env (sync or async) behind loomnb's VecEnv protocol."
     def __init__(self, id: str, # Any gymnasium id
@@ -83,7 +89,7 @@ class GymnasiumVecEnv(VecEnv):
         self._vec = gymnasium.make_vec(id, num_envs=num_envs, vectorization_mode=vectorization_mode,
                                        vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP}, **kwargs)
         self.num_envs = num_envs
-        self.single_observation_space = self._vec.single_observation_space
+        self.single_observation_space = _f32_space(self._vec.single_observation_space)
         self.single_action_space = self._vec.single_action_space
         gs = gymnasium.spec(id)
         self.spec = spec or EnvSpec(gs.name, str(gs.version), gs.entry_point if isinstance(gs.entry_point, str) else None,
@@ -164,7 +170,7 @@ class SyncVecEnv(VecEnv):
                  spec: EnvSpec | None=None): # Registry spec
         self.envs = [env_fn() for _ in range(num_envs)]
         self.num_envs = num_envs
-        self.single_observation_space, self.single_action_space = self.envs[0].observation_space, self.envs[0].action_space
+        self.single_observation_space, self.single_action_space = _f32_space(self.envs[0].observation_space), self.envs[0].action_space
         self.spec = spec or EnvSpec(type(self.envs[0]).__name__, "0", None, max_episode_steps, None, {}, "custom")
         self.max_episode_steps = max_episode_steps or 0
         self._seed, self._ret, self._len = seed, np.zeros(num_envs), np.zeros(num_envs, np.int64)

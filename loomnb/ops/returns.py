@@ -136,10 +136,28 @@ def _gae_wide(rewards, values, terminated, truncated, final_values, last_values,
 
 # %% ../../nbs/10_ops.returns.ipynb #c016
 @njit(cache=True)
+def _gae_single(rewards, values, terminated, truncated, final_values, last_value, gamma, lam, out_adv, out_ret):
+    "GAE loop for one env ([T] or [T, 1] arrays, scalar `last_value`): the carry and next value stay in registers."
+    T = rewards.shape[0]
+    g, gl, z = _like(gamma, rewards), _like(gamma * lam, rewards), _like(0.0, rewards)
+    r = rewards.reshape(T); v = values.reshape(T); te = terminated.reshape(T); tr = truncated.reshape(T)
+    fv = final_values.reshape(T); ao = out_adv.reshape(T); ro = out_ret.reshape(T)
+    vn = _like(last_value, rewards); carry = z
+    for t in range(T - 1, -1, -1):
+        nv = fv[t] if tr[t] else vn
+        nv = z if te[t] else nv
+        c = z if (te[t] | tr[t]) else gl * carry
+        carry = r[t] + g * nv - v[t] + c
+        ao[t] = carry
+        ro[t] = carry + v[t]
+        vn = v[t]
+
+@njit(cache=True)
 def gae_kernel(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
     "Raw GAE on `[T, N]` C-contiguous arrays, written into `out_adv`/`out_ret`; no validation (see `gae`)."
     if rewards.shape[0] == 0: return
-    if rewards.shape[1] < 32: _gae_narrow(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret)
+    if rewards.shape[1] == 1: _gae_single(rewards, values, terminated, truncated, final_values, last_values[0], gamma, lam, out_adv, out_ret)
+    elif rewards.shape[1] < 32: _gae_narrow(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret)
     else: _gae_wide(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret)
 
 # %% ../../nbs/10_ops.returns.ipynb #c018
@@ -169,6 +187,12 @@ def _shapes_ok_impl(rewards, values, terminated, truncated, final_values, last_v
     return impl
 
 def _lv_ok(rewards, last_values): "True if `last_values` is `[N]` for `[T, N]` rewards (or a scalar for `[T]`); compiled code only."
+def _first(x): "`x[0]` for an array, `x` for a scalar; compiled code only."
+@overload(_first)
+def _first_impl(x):
+    if isinstance(x, nbt.Array): return lambda x: x.reshape(x.size)[0]
+    return lambda x: x
+
 @overload(_lv_ok)
 def _lv_ok_impl(rewards, last_values):
     if isinstance(last_values, nbt.Array) and rewards.ndim == 2:
@@ -182,8 +206,11 @@ def _gae_checked(rewards, values, terminated, truncated, final_values, last_valu
     "Shape/range checks (error code) then `gae_kernel`; compiled for [T, N] and [T] inputs."
     if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0): return 1
     if not _shapes_ok(rewards, values, terminated, truncated, final_values, last_values): return 1
-    gae_kernel(_as2d(rewards), _as2d(values), _as2d(terminated), _as2d(truncated), _as2d(final_values),
-               _lv(rewards, last_values), gamma, lam, _as2d(out_adv), _as2d(out_ret))
+    if rewards.ndim == 1 and rewards.shape[0] > 0:  # single trajectory: no [N] buffer for the bootstrap value
+        _gae_single(rewards, values, terminated, truncated, final_values, _first(last_values), gamma, lam, out_adv, out_ret)
+    else:
+        gae_kernel(_as2d(rewards), _as2d(values), _as2d(terminated), _as2d(truncated), _as2d(final_values),
+                   _lv(rewards, last_values), gamma, lam, _as2d(out_adv), _as2d(out_ret))
     return 0
 
 # %% ../../nbs/10_ops.returns.ipynb #c021

@@ -30,6 +30,11 @@ except ImportError: cpprb = None
 
 B = 256
 
+def _ver(name):
+    from importlib.metadata import version, PackageNotFoundError
+    try: return version(name)
+    except PackageNotFoundError: return None
+
 def _per_call(f, budget=0.02):
     "Seconds per call of `f`, from a loop sized to take about `budget` seconds."
     n = 1
@@ -201,5 +206,5 @@ if __name__ == "__main__":
     if "tokens" in only: bench_tokens(rows, args.repeats)
     if "mmap" in only: bench_mmap(rows, args.capacity, 17, 6, args.repeats)
     print(f"# capacity {args.capacity}, batch {B}, median of {args.repeats} repeats; {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}; rlox {getattr(rlox, '__version__', None)}, cpprb {getattr(cpprb, '__version__', None)}")
+          f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}; rlox {_ver('rlox')}, cpprb {_ver('cpprb')}")
     print(table(rows, args.markdown))

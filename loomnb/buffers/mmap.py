@@ -9,10 +9,11 @@ from __future__ import annotations
 import gc, json, mmap as _mmap, os, struct, zlib
 from pathlib import Path
 import numpy as np
+from numba import njit
 from .replay import ReplayBuffer, ReplayBatch, ring_write, uniform_indices, _as_shape, _check_rng
 
 # %% auto #0
-__all__ = ['MmapReplayBuffer']
+__all__ = ['MmapReplayBuffer', 'hot_cold_rows']
 
 # %% ../../nbs/22_buffers.mmap.ipynb #c005
 _MAGIC, _HDR, _SLOT = b"LOOMRB01", 4096, struct.Struct("<qqqI")   # commit record: seq, pos, size, crc32
@@ -175,14 +176,25 @@ def _sample(self, batch_size: int, rng=None) -> ReplayBatch:
     return self._gather(idx, np.ones(batch_size, np.float32))
 MmapReplayBuffer.sample = _sample
 
+@njit(cache=True, nogil=True)
+def hot_cold_rows(idx, pos, cap, hot_n, hot_head, HOT, COLD, out):
+    "Rows `idx` of the file ring `COLD`, taken from the RAM ring `HOT` when among the newest `hot_n` (raw kernel)."
+    H, D = HOT.shape[0], COLD.shape[1]
+    for b in range(idx.shape[0]):
+        i = idx[b]
+        age = (pos - 1 - i) % cap
+        if age < hot_n:
+            h = (hot_head - 1 - age) % H
+            for k in range(D): out[b, k] = HOT[h, k]
+        else:
+            for k in range(D): out[b, k] = COLD[i, k]
+
 def _gather(self, idx, weights) -> ReplayBatch:
-    age = (self.pos - 1 - idx) % self.capacity
-    hot = age < min(self.hot_capacity, self.size)
-    hp = (self._hot_head - 1 - age[hot]) % self.hot_capacity
-    cold = idx[~hot]
-    o, no = np.empty((len(idx), *self.obs_shape), self.obs_dtype), np.empty((len(idx), *self.obs_shape), self.obs_dtype)
-    o[hot], no[hot] = self._hot_obs[hp], self._hot_next[hp]
-    o[~hot], no[~hot] = self.obs[cold], self.next_obs[cold]
+    B, hot_n = len(idx), min(self.hot_capacity, self.size)
+    o, no = np.empty((B, self._o2.shape[1]), self.obs_dtype), np.empty((B, self._o2.shape[1]), self.obs_dtype)
+    hot_cold_rows(idx, self.pos, self.capacity, hot_n, self._hot_head, self._hot_obs.reshape(self.hot_capacity, -1), self._o2, o)
+    hot_cold_rows(idx, self.pos, self.capacity, hot_n, self._hot_head, self._hot_next.reshape(self.hot_capacity, -1), self._no2, no)
+    if len(self.obs_shape) != 1: o, no = o.reshape(B, *self.obs_shape), no.reshape(B, *self.obs_shape)
     return ReplayBatch(o, self.actions[idx], self.rewards[idx], no, self.terminated[idx], self.truncated[idx], weights,
                        idx, None if self.discounts is None else self.discounts[idx])
 MmapReplayBuffer._gather = _gather

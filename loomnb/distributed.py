@@ -21,7 +21,7 @@ __all__ = ['DistInfo', 'env_info', 'rank_device', 'choose_backend', 'init_distri
            'free_port', 'local_environ', 'rank_seed', 'seed_rank', 'broadcast_module', 'max_param_diff', 'DDPPolicy',
            'unwrap', 'average_gradients', 'sync_optimizer', 'is_main_process', 'barrier', 'reduce_metrics', 'on_rank0',
            'RankZeroLogger', 'save_distributed', 'load_distributed', 'spawn', 'ddp_smoke', 'torchrun_command', 'launch',
-           'distribute_algorithm', 'DistributedTrainer']
+           'distribute_algorithm', 'DistributedTrainer', 'sync_report', 'check_data_parallel']
 
 # %% ../nbs/50_distributed.ipynb #c006
 @dataclass(frozen=True)
@@ -645,6 +645,24 @@ def _dt_from_checkpoint(cls, path, # Checkpoint written by `DistributedTrainer.s
 DistributedTrainer.from_checkpoint = _dt_from_checkpoint
 
 # %% ../nbs/50_distributed.ipynb #c073
+def sync_report(trainer: DistributedTrainer) -> dict:
+    "Collective: parameter difference to rank 0 over all networks of `trainer.algo`, a checksum, the wrapping used."
+    nets = nn.ModuleList([unwrap(m) for m in vars(trainer.algo).values() if isinstance(m, nn.Module)])
+    extra = [v for v in vars(trainer.algo).values() if isinstance(v, torch.Tensor) and v.requires_grad]  # e.g. SAC's log_alpha
+    holder = nn.Module(); holder.p = nn.ParameterList([nn.Parameter(t.detach().clone()) for t in extra]); holder.nets = nets
+    return {"rank": world().rank, "max_param_diff": max_param_diff(holder),
+            "params_sum": float(sum(p.detach().double().sum() for p in holder.parameters())), "distributed": trainer.distributed}
+
+def check_data_parallel(specs: list[dict], # Each {"algo", "env", "timesteps", "config"} (optional "seed")
+                       ) -> list[dict]:
+    "Train each spec with `DistributedTrainer` on every rank; returns the summaries merged with `sync_report`."
+    out = []
+    for sp in specs:
+        tr = DistributedTrainer(sp["algo"], sp["env"], sp.get("seed", 0), sp.get("config") or {})
+        res = tr.train(int(sp["timesteps"])); res.update(sync_report(tr), algo=sp["algo"]); out.append(res)
+    return out
+
+# %% ../nbs/50_distributed.ipynb #c075
 def _main(argv=None):
     import argparse
     p = argparse.ArgumentParser(prog="python -m loomnb.distributed", description="loomnb.distributed worker entry")
@@ -661,21 +679,21 @@ def _main(argv=None):
     t.add_argument("--save", default=None); t.add_argument("--resume", default=None)
     t.add_argument("--out", default=None, help="folder for rank<R>.json results")
     t.add_argument("--timeout-s", type=float, default=600.0)
+    c = sub.add_parser("check", help="check_data_parallel on every rank")
+    c.add_argument("--specs", required=True, help="JSON list of {algo, env, timesteps, config}")
+    c.add_argument("--out", default=None); c.add_argument("--timeout-s", type=float, default=600.0)
     a = p.parse_args(argv)
     torch.set_num_threads(1)
     with distributed(timeout_s=a.timeout_s) as info:
         if a.cmd == "smoke": res = ddp_smoke(a.steps, a.seed, a.fail_rank)
+        elif a.cmd == "check": res = check_data_parallel(json.loads(a.specs))
         else:
             if a.resume: tr = DistributedTrainer.from_checkpoint(a.resume, logger=a.logger)
             else: tr = DistributedTrainer(a.algo, a.env, a.seed, json.loads(a.config), logger=a.logger, n_envs=a.n_envs)
-            res = tr.train(a.timesteps)
-            nets = nn.ModuleList([unwrap(m) for m in vars(tr.algo).values() if isinstance(m, nn.Module)])
-            res.update(rank=info.rank, max_param_diff=max_param_diff(nets),
-                       params_sum=float(sum(p.detach().double().sum() for p in nets.parameters())),
-                       distributed=tr.distributed)
+            res = tr.train(a.timesteps); res.update(sync_report(tr))
             if a.save: tr.save(a.save)
         if a.out: Path(a.out).mkdir(parents=True, exist_ok=True); (Path(a.out) / f"rank{info.rank}.json").write_text(json.dumps(res, default=float))
         if info.is_main: print(json.dumps(res, default=float), flush=True)
 
-# %% ../nbs/50_distributed.ipynb #c074
+# %% ../nbs/50_distributed.ipynb #c076
 if __name__ == "__main__": _main()

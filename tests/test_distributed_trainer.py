@@ -32,3 +32,21 @@ def test_ppo_two_ranks_identical_params_and_both_contribute(tmp_path):
     assert t.state.global_step == 4096
     assert t.train(4096 + 512)["total_timesteps"] == 4096 + 512
     assert Trainer.from_checkpoint(out / "ck.pt").state.global_step == 4096  # plain Trainer: rank 0 stream, global count
+
+def test_a2c_and_sac_two_ranks_stay_in_sync(tmp_path):
+    "A2C goes through DDPPolicy, SAC through the optimiser hooks (actor, critic, temperature): both stay identical."
+    from loomnb.distributed import launch
+    specs = [{"algo": "a2c", "env": "CartPole-v1", "timesteps": 2048, "config": {"n_envs": 4, "n_steps": 16}},
+             {"algo": "sac", "env": "Pendulum-v1", "timesteps": 600,
+              "config": {"learning_starts": 200, "batch_size": 64, "buffer_size": 2000}}]
+    rc = launch(["check", "--specs", json.dumps(specs), "--out", str(tmp_path), "--timeout-s", "120"], 2,
+                module="loomnb.distributed", timeout_s=240, env={"GLOO_SOCKET_IFNAME": "lo", "WANDB_MODE": "disabled"})
+    assert rc == 0
+    r0, r1 = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    a2c, sac = r0
+    assert a2c["distributed"]["ddp"] == ["policy"]
+    assert set(sac["distributed"]["synced_optimizers"]) >= {"actor_opt", "critic_opt"}
+    for x0, x1 in zip(r0, r1):
+        assert x0["max_param_diff"] == 0.0 and x0["params_sum"] == x1["params_sum"], x0["algo"]
+        assert min(x0["rank_steps"]) > 0 and len(set(x0["rank_env_seeds"])) == 2
+    assert sac["n_updates"] > 0  # gradient steps happened (learning_starts passed on both ranks)

@@ -13,7 +13,8 @@ from .core import Config, ConfigError, did_you_mean
 from .runs import RunRegistry, RegistryError
 
 # %% auto #0
-__all__ = ['TrainingConfig', 'train_from_config', 'build_parser', 'cmd_train', 'cmd_eval', 'cmd_run', 'cmd_runs', 'main']
+__all__ = ['CONSOLE_KEYS', 'TrainingConfig', 'train_from_config', 'build_parser', 'cmd_train', 'cmd_eval', 'cmd_run', 'cmd_runs',
+           'main']
 
 # %% ../nbs/82_cli.ipynb #c005
 @dataclass
@@ -98,6 +99,8 @@ def _add_train(sub):
     p.add_argument("--eval-episodes", type=int, dest="eval_episodes", help="evaluation episodes after training")
     p.add_argument("--registry", help="run registry database (default $LOOMNB_REGISTRY or runs/registry.sqlite)")
     p.add_argument("--no-registry", action="store_true", help="do not record the run")
+    p.add_argument("--torch-threads", type=int, default=1, dest="torch_threads",
+                   help="torch CPU threads (default 1: fastest for small networks on CPU; 0 keeps torch's default)")
     p.add_argument("--json", action="store_true", help="print the final metrics as JSON")
 
 def _add_eval(sub):
@@ -146,6 +149,8 @@ def _overrides(pairs):
         out[k.strip()] = parse_value(v.strip())
     return out
 
+CONSOLE_KEYS = ["time/sps", "rollout/ep_return", "rollout/ep_length", "train/approx_kl", "train/entropy", "train/value_loss", "train/lr"]
+
 def cmd_train(a) -> int:
     d = TrainingConfig.from_yaml(a.config).to_dict() if a.config else {}
     if not a.config and not (a.algo and a.env): raise ValueError("train needs --config FILE, or --algo and --env")
@@ -153,7 +158,10 @@ def cmd_train(a) -> int:
                      save=a.save, logger=a.logger, eval_episodes=a.eval_episodes).items():
         if v is not None: d[k] = v
     if a.set: d["config"] = {**d.get("config", {}), **_overrides(a.set)}
-    d.setdefault("logger", "console")
+    if d.get("logger") is None:
+        d["logger"] = {"type": "console", "log_interval": max(1, int(d.get("total_timesteps", 100_000)) // 20), "keys": CONSOLE_KEYS}
+    if a.torch_threads: 
+        import torch; torch.set_num_threads(a.torch_threads)
     cfg = TrainingConfig.from_dict(d)
     m = train_from_config(cfg, registry=False if a.no_registry else RunRegistry(a.registry))
     if a.json: print(json.dumps(m, default=str))

@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/buffers.replay.html.md"""
 
 # %% ../../nbs/21_buffers.replay.ipynb #c002
 from __future__ import annotations
-import json, os, tempfile
+import json, math, os, tempfile
 from pathlib import Path
 from typing import NamedTuple
 import numpy as np
@@ -156,9 +156,27 @@ class ReplayBuffer:
 
     def push(self, obs, action, reward, next_obs, terminated, truncated, discount=None):
         "Store one transition (`discount`: the gamma^k bootstrap factor, only with `store_discounts`)."
+        if discount is None and not self.optimize_memory and not self.store_discounts and self._push_one(
+                obs, action, reward, next_obs, terminated, truncated): return
         d = None if discount is None else np.asarray(discount)[None]
         self.push_batch(np.asarray(obs)[None], np.asarray(action)[None], np.asarray(reward)[None],
                         np.asarray(next_obs)[None], np.asarray(terminated)[None], np.asarray(truncated)[None], d)
+
+    def _push_one(self, obs, action, reward, next_obs, terminated, truncated) -> bool:
+        "Fast path for one well-typed transition (Python scalars or exact arrays); False to fall back to full checks."
+        o, no, a = np.asarray(obs), np.asarray(next_obs), np.asarray(action)
+        if not (o.shape == self.obs_shape and no.shape == self.obs_shape and a.shape == self.action_shape
+                and type(terminated) in (bool, np.bool_) and type(truncated) in (bool, np.bool_)
+                and type(reward) in (float, int, np.float32, np.float64) and math.isfinite(reward)
+                and np.can_cast(o.dtype, self.obs_dtype, "same_kind") and np.can_cast(no.dtype, self.obs_dtype, "same_kind")
+                and np.can_cast(a.dtype, self.action_dtype, "same_kind") and o.dtype.kind in "biuf"
+                and no.dtype.kind in "biuf" and a.dtype.kind in "biuf"): return False
+        p = self.pos
+        self.obs[p], self.next_obs[p], self.actions[p] = o, no, a
+        self.rewards[p], self.terminated[p], self.truncated[p] = reward, terminated, truncated
+        self._advance(1, self.capacity)
+        self._on_write(p, 1, self.capacity)
+        return True
 
     def push_batch(self, obs, action, reward, next_obs, terminated, truncated, discount=None):
         "Store a batch of B transitions (arrays with leading dimension B)."

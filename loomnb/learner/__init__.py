@@ -108,7 +108,7 @@ def register_algorithm(name: str, # Lower-case name used by `Trainer(name, ...)`
     if not (isinstance(getattr(cls, "config_cls", None), type) and issubclass(cls.config_cls, Config)):
         raise TypeError(f"register_algorithm: {cls.__name__}.config_cls must be a loomnb.core.Config subclass")
     ALGORITHMS[name.lower()] = cls
-    cls.name = cls.name or name.lower()
+    if "name" not in vars(cls) or not vars(cls)["name"]: cls.name = name.lower()  # subclasses get their own name
     return cls
 
 # %% ../../nbs/38_learner.ipynb #c012

@@ -46,8 +46,10 @@ class NStepWriter:
                     trunc[mask], np.full(int(mask.sum()), self._pow[h], np.float32)))
 
     def push(self, obs, action, reward, next_obs, terminated, truncated) -> int:
-        "Add one step of all N envs ([N, ...] arrays); returns the number of n-step transitions written."
+        "Add one step of all N envs ([N, ...] arrays; unbatched arrays/scalars when N = 1); returns how many transitions were written."
         b, N = self.buffer, self.N
+        if N == 1 and np.shape(obs) == b.obs_shape:          # single env, unbatched
+            obs, action, reward, next_obs, terminated, truncated = (np.asarray(x)[None] for x in (obs, action, reward, next_obs, terminated, truncated))
         o = _check_arr(obs, "obs", (N, *b.obs_shape), b.obs_dtype)
         a = _check_arr(action, "action", (N, *b.action_shape), b.action_dtype)
         r = _check_rewards(reward, (N,))
@@ -78,7 +80,7 @@ class NStepWriter:
         self.buffer.push_batch(*cols[:6], discount=cols[6])
         return len(cols[2])
 
-# %% ../../nbs/21b_buffers.nstep.ipynb #c009
+# %% ../../nbs/21b_buffers.nstep.ipynb #c011
 def nstep_reference(rewards, terminated, truncated, n, gamma):
     "Per-step (R, h, end) of the n-step transition starting there, for one env's [T] stream (plain Python)."
     T, out = len(rewards), []

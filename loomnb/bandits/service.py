@@ -137,11 +137,11 @@ class ResilienceOrchestrator:
 # %% ../../nbs/94_bandits.service.ipynb #c017
 _LATENCY_BUCKETS = (1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, .01, .025, .05, .1, .25, .5, 1., 2.5)
 _REWARD_BUCKETS = (0., .1, .25, .5, .75, 1., 2., 5., 10., 100.)  # no negative bound: prometheus_client drops _sum then
-_REGISTERED: dict[int, dict] = {}
+_REGISTERED: dict[int, tuple] = {}  # id(registry) -> (registry, metrics); the strong reference keeps ids unique
 
 def _metric_family(registry):
     reg = registry if registry is not None else REGISTRY
-    if id(reg) in _REGISTERED: return _REGISTERED[id(reg)]
+    if id(reg) in _REGISTERED: return _REGISTERED[id(reg)][1]
     m = dict(
         exploration=Counter("rl_exploration_total", "Decisions where the agent explored instead of exploiting", ["algorithm"], registry=reg),
         reward=Histogram("rl_reward_distribution", "Distribution of rewards received", ["algorithm"], buckets=_REWARD_BUCKETS, registry=reg),
@@ -154,7 +154,7 @@ def _metric_family(registry):
         nparams=Gauge("ai_rl_model_parameter_count", "Number of learnable parameters", ["model_id"], registry=reg),
         promotions=Counter("ai_rl_model_promotions_total", "Offline training outcomes", ["model_id", "outcome"], registry=reg),
         joins=Counter("ai_rl_model_rewards_joined_total", "Delayed rewards by join outcome", ["model_id", "outcome"], registry=reg))
-    _REGISTERED[id(reg)] = m
+    _REGISTERED[id(reg)] = (reg, m)
     return m
 
 class RLMetrics:

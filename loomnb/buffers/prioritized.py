@@ -100,6 +100,15 @@ class PrioritizedReplayBuffer(ReplayBuffer):
 
     def update_priorities(self, indices, td_errors=None, *, priorities=None):
         "Set priorities to |td_errors| + eps (or to raw non-negative `priorities`) at the sampled `indices`."
+        nd = np.ndarray
+        if (priorities is None and type(indices) is nd and type(td_errors) is nd and indices.dtype == np.int64
+                and td_errors.dtype == np.float64 and indices.ndim == 1 and td_errors.shape == indices.shape):
+            pa = np.abs(td_errors); pa += self.eps; np.power(pa, self.alpha, out=pa)    # fast path: exact dtypes
+            pmax = per_write(self.sum_tree.tree, self.min_tree.tree, self.sum_tree.offsets, indices, td_errors, pa,
+                             self.size, self.eps, True)
+            if pmax >= 0:
+                if pmax > self.max_priority: self.max_priority = pmax
+                return
         if (td_errors is None) == (priorities is None):
             raise ValueError("update_priorities: pass exactly one of `td_errors` and `priorities`")
         name, v = ("td_errors", td_errors) if priorities is None else ("priorities", priorities)

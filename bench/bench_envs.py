@@ -8,6 +8,7 @@ alternating round by round; each cell is the median over `--repeats` rounds of s
     python bench/bench_envs.py                      # N = 1, 8, 64, 256
     python bench/bench_envs.py --sizes 1 256 --repeats 7 --json bench_envs.json
     RAYON_NUM_THREADS=1 python bench/bench_envs.py  # rlox with one thread (its default is one per core)
+    python bench/bench_envs.py --clock cpu          # steps per CPU-second: steadier when the machine is shared
 """
 from __future__ import annotations
 import argparse, json, os, platform, sys, time, warnings
@@ -55,11 +56,14 @@ PEERS = {"loomnb": _loomnb, "rlox.VecEnv": _rlox, "envpool": _envpool, "gym Sync
          "gym vector_entry_point": _gym_vector}
 
 
+CLOCK = time.perf_counter
+
+
 def time_peer(step, actions):
-    "Seconds to apply every row of `actions`."
-    t0 = time.perf_counter()
+    "Seconds (wall, or process CPU with --clock cpu) to apply every row of `actions`."
+    t0 = CLOCK()
     for a in actions: step(a)
-    return time.perf_counter() - t0
+    return max(CLOCK() - t0, 1e-9)
 
 
 def bench(sizes, repeats, seconds, seed=0):
@@ -107,12 +111,18 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=0.3, help="target seconds per peer per round")
     ap.add_argument("--json", default=None, help="also write the results here")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="wall: steps per second; cpu: steps per CPU-second of the whole process (all threads), "
+                         "steadier on a loaded machine")
     a = ap.parse_args(argv)
+    global CLOCK
+    CLOCK = time.perf_counter if a.clock == "wall" else time.process_time
     res, skipped = bench(a.sizes, a.repeats, a.seconds)
-    print(f"CartPole-v1, random actions, M env-steps/s (median of {a.repeats} alternating rounds); "
+    unit = "M env-steps/s" if a.clock == "wall" else "M env-steps per CPU-second"
+    print(f"CartPole-v1, random actions, {unit} (median of {a.repeats} alternating rounds); "
           f"python {platform.python_version()}, {os.cpu_count()} CPUs, RAYON_NUM_THREADS={os.environ.get('RAYON_NUM_THREADS', 'default')}")
     print(table(res, a.sizes))
-    if "loomnb" in res and 1 in res["loomnb"]: print(f"\nloomnb N=1: {1e6 / res['loomnb'][1]:.2f} us per step() call")
+    if "loomnb" in res and 1 in res["loomnb"]: print(f"\nloomnb N=1: {1e6 / res['loomnb'][1]:.2f} us ({a.clock}) per step() call")
     for k, v in skipped.items(): print(f"skipped {k}: {v}")
     if a.json:
         with open(a.json, "w") as f: json.dump({"results": res, "skipped": skipped, "sizes": a.sizes, "repeats": a.repeats}, f, indent=1)

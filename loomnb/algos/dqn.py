@@ -188,6 +188,7 @@ def _make_qnet(obs_dim: int, n_actions: int, c: DQNConfig) -> nn.Module:
 
 class DQN(OffPolicyAlgorithm):
     "DQN with target network and the Rainbow switches, on the shared off-policy loop."
+    name = "dqn"
     config_cls = DQNConfig
     action_spaces = ("Discrete",)
 

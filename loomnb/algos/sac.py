@@ -113,6 +113,7 @@ def sac_step(actor: nn.Module, # SquashedGaussianPolicy-like: .sample(obs) -> (a
 # %% ../../nbs/43_algos.sac.ipynb #c018
 class SAC(OffPolicyAlgorithm):
     "Soft actor-critic with automatic entropy tuning on the shared off-policy loop."
+    name = "sac"
     config_cls = SACConfig
     action_spaces = ("Box",)
 

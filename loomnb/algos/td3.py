@@ -105,6 +105,7 @@ def td3_step(actor: nn.Module, actor_target: nn.Module, critic: nn.Module, criti
 # %% ../../nbs/44_algos.td3.ipynb #c014
 class TD3(OffPolicyAlgorithm):
     "TD3 on the shared off-policy loop (DDPG with `DDPGConfig`)."
+    name = "td3"
     config_cls = TD3Config
     action_spaces = ("Box",)
 
@@ -145,6 +146,7 @@ class TD3(OffPolicyAlgorithm):
 
 class DDPG(TD3):
     "DDPG: `TD3` with `DDPGConfig` (one critic, no smoothing, no delay)."
+    name = "ddpg"
     config_cls = DDPGConfig
 
 register_algorithm("td3", TD3)

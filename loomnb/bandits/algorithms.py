@@ -18,8 +18,8 @@ from .core import (WeightSchemaError, WeightHealth, Transition, RLAlgorithmProto
 # %% auto #0
 __all__ = ['ALGORITHMS', 'RECOMMENDED_ALGORITHM', 'AlgorithmParameters', 'BaseBandit', 'EpsilonGreedyBandit', 'ContextualBandit',
            'ridge_scores_ref', 'ridge_scores_kernel', 'sherman_morrison_ref', 'sherman_morrison_kernel',
-           'linucb_select_kernel', 'LinUCBBandit', 'LinearThompsonBandit', 'SoftmaxBandit', 'make_algorithm',
-           'linear_problem', 'simulate']
+           'ridge_update_kernel', 'linucb_select_kernel', 'LinUCBBandit', 'LinearThompsonBandit', 'SoftmaxBandit',
+           'make_algorithm', 'linear_problem', 'simulate']
 
 # %% ../../nbs/91_bandits.algorithms.ipynb #c006
 @dataclass
@@ -256,6 +256,16 @@ def sherman_morrison_kernel(A_inv, b, theta, a, x, r, Ax):
         theta[a, i] = s
 
 @njit(cache=True)
+def ridge_update_kernel(A_inv, b, theta, counts, a, x, r):
+    "Copying update for `update_sync`: new (A_inv, b, theta, counts) and the TD error r - theta_a.x; inputs untouched."
+    A2, b2, t2, c2 = A_inv.copy(), b.copy(), theta.copy(), counts.copy()
+    pred = 0.0
+    for i in range(x.shape[0]): pred += theta[a, i] * x[i]
+    sherman_morrison_kernel(A2, b2, t2, a, x, r, np.empty(x.shape[0]))
+    c2[a] += 1.0
+    return A2, b2, t2, c2, r - pred
+
+@njit(cache=True)
 def linucb_select_kernel(theta, A_inv, x, acts, alpha, scores):
     "Fused LinUCB scoring: fills `scores`, returns (first best index, number of ties, best mean < max mean)."
     n = acts.shape[0]; d = x.shape[0]
@@ -294,10 +304,7 @@ class _RidgeBandit(BaseBandit):
     def expected_rewards(self, w, x, acts): return self._mu_var(w, x, acts)[0]
     def update_sync(self, weights, state_vector, action_index, reward, next_state_vector=None):
         w, x, a, r = self._check_update(weights, state_vector, action_index, reward)
-        A_inv, b, theta, counts = w["A_inv"].copy(), w["b"].copy(), w["theta"].copy(), w["counts"].copy()
-        td = r - float(theta[a] @ x)
-        sherman_morrison_kernel(A_inv, b, theta, a, x, r, np.empty(x.size))
-        counts[a] += 1
+        A_inv, b, theta, counts, td = ridge_update_kernel(w["A_inv"], w["b"], w["theta"], w["counts"], a, x, r)
         return {**w, "A_inv": A_inv, "b": b, "theta": theta, "counts": counts}, td
 
 class LinUCBBandit(_RidgeBandit):

@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/bandits.service.html.md"""
 
 # %% ../../nbs/94_bandits.service.ipynb #c003
 from __future__ import annotations
-import asyncio, contextlib, math, os, random, sqlite3, time, tomllib, uuid
+import asyncio, contextlib, itertools, math, os, random, sqlite3, time, tomllib, uuid
 from collections import OrderedDict
 from pathlib import Path
 import redis.exceptions as rex
@@ -345,6 +345,7 @@ class ReinforcementLearningService:
         self.resilience = resilience or ResilienceOrchestrator(settings.resilience)
         self.joiner = DelayedRewardJoiner(settings.reward_wait_seconds, settings.max_pending_decisions)
         self.rng = np.random.default_rng(seed); self._flusher = None; self._norm: dict[str, NormalizationState] = {}
+        self._id_prefix, self._id_counter = uuid.uuid4().hex[:16] + "-", itertools.count(1)  # unique decision ids, no syscall each
         self.serving, self.training, self.releases = _Serving(self), _Training(self), _Releases(self)
         self.memory.validator = lambda w: self.algorithm.validate_weights(w, copy=False)  # decoded arrays are read-only already
     async def connect(self, background: bool=True) -> None:
@@ -415,7 +416,7 @@ class _Serving:
                 a, meta = await svc.algorithm.predict(w or {}, x, available_actions)
         except Exception:
             svc.metrics.decision(name, model_id, False, time.perf_counter() - t0, "failure"); raise
-        did = uuid.uuid4().hex; meta["decision_id"] = did; meta["model_id"] = model_id
+        did = f"{svc._id_prefix}{next(svc._id_counter):x}"; meta["decision_id"] = did; meta["model_id"] = model_id
         if svc.settings.reward_wait_seconds > 0:
             for d in svc.joiner.add(did, model_id, state_vector, a, meta.get("propensity"), available_actions):
                 await svc.training._apply(d, svc.settings.default_reward, "default")

@@ -120,6 +120,7 @@ def _add_run(sub):
     p.add_argument("--out-dir", default="runs/sweep", dest="out_dir"); p.add_argument("--workers", type=int, default=1)
     p.add_argument("--no-resume", action="store_true", help="rerun completed runs too")
     p.add_argument("--parquet", action="store_true", help="also write results.parquet")
+    p.add_argument("--no-report-notebook", action="store_true", dest="no_report_notebook", help="skip the executed report.ipynb")
     p.add_argument("--metric", help="final metric for the report"); p.add_argument("--registry")
     p.add_argument("--log-output", action="store_true", dest="log_output", help="stream the notebooks' output")
 
@@ -190,10 +191,12 @@ def cmd_run(a) -> int:
     params = {k: parse_value(v) for k, v in a.param}
     res = run_sweep(a.notebook, params, grid=a.grid, seeds=a.seeds, out_dir=a.out_dir, workers=a.workers,
                     resume=not a.no_resume, registry=RunRegistry(a.registry or Path(a.out_dir)/"registry.sqlite"),
-                    formats=("csv", "parquet") if a.parquet else ("csv",), metric=a.metric, log_output=a.log_output)
+                    formats=("csv", "parquet") if a.parquet else ("csv",), metric=a.metric, log_output=a.log_output,
+                    report_notebook=not a.no_report_notebook)
     cols = [c for c in res.columns if c.startswith("params.") or c.startswith("metrics.")]
     print(res[["run_id", "status", "skipped"] + cols].to_string(index=False))
-    print(f"results: {Path(a.out_dir)/'results.csv'}\nreport:  {Path(a.out_dir)/'report.html'}")
+    print(f"results: {Path(a.out_dir)/'results.csv'}\nreport:  {Path(a.out_dir)/'report.html'}"
+          + ("" if a.no_report_notebook else f"\nreport notebook: {Path(a.out_dir)/'report.ipynb'}"))
     return 1 if (res.status == "failed").any() else 0
 
 def cmd_runs(a) -> int:

@@ -15,7 +15,8 @@ from .runs import RunRegistry
 
 # %% auto #0
 __all__ = ['TIMING_KEYS', 'parse_value', 'parse_seeds', 'parse_grid', 'expand_grid', 'notebook_parameters', 'check_parameters',
-           'run_key', 'run_name', 'run_notebook', 'deterministic_metrics', 'rerun', 'run_sweep', 'write_report']
+           'run_key', 'run_name', 'run_notebook', 'deterministic_metrics', 'rerun', 'run_sweep', 'report_sections',
+           'write_report', 'write_report_notebook']
 
 # %% ../nbs/81_runner.ipynb #c005
 def parse_value(s):
@@ -194,6 +195,7 @@ def run_sweep(notebook, # Run notebook with a `parameters` cell
               kernel_name: str | None=None, # Jupyter kernel (default: the notebook's)
               formats=("csv",), # Result table formats: "csv", "parquet"
               report: bool=True, # Write report.html
+              report_notebook: bool=False, # Also execute the report as a notebook (report.ipynb)
               metric: str | None=None, # Final metric for the report (default: first of mean_reward, eval/mean_return, ...)
               curve_metric: str="rollout/ep_return", # Curve column for the report's learning curves
               log_output: bool=False, # Stream notebook output
@@ -224,6 +226,8 @@ def run_sweep(notebook, # Run notebook with a `parameters` cell
     if len(curves): _save_table(curves, out_dir/"curves", formats)
     if report: write_report(results, curves, out_dir/"report.html", grid=list(grid), metric=metric, curve_metric=curve_metric,
                             title=f"Sweep of {Path(notebook).name}")
+    if report_notebook: write_report_notebook(out_dir, grid=list(grid), metric=metric, curve_metric=curve_metric,
+                                              title=f"Sweep of {Path(notebook).name}", kernel_name=kernel_name)
     nf = int((results.status == "failed").sum())
     if nf: print(f"run_sweep: {nf} run(s) failed; see the `error` column of results.csv and {out_dir/'report.html'}")
     return results
@@ -247,49 +251,89 @@ def _label(row, grid):
     return ", ".join(f"{k}={row[f'params.{k}']}" for k in grid) if grid else "all"
 
 # %% ../nbs/81_runner.ipynb #c026
-def write_report(results, # DataFrame from run_sweep (one row per run)
-                 curves=None, # Long DataFrame of learning curves (run_id, params.*, step, metrics)
-                 path="report.html", # Output HTML file
-                 grid=(), # Parameter names that define configurations (one curve/score set per grid point)
-                 metric: str | None=None, # Final metric column (without "metrics.")
-                 curve_metric: str="rollout/ep_return", title: str="loomnb sweep report") -> Path:
-    "Write a self-contained HTML report of a sweep."
-    import pandas as pd, matplotlib; matplotlib.use("Agg", force=False)
+def report_sections(results, # DataFrame from run_sweep (one row per run)
+                    curves=None, # Long DataFrame of learning curves (run_id, params.*, step, metrics)
+                    grid=(), # Parameter names that define configurations (one score set per grid point)
+                    metric: str | None=None, # Final metric (without "metrics."); default: picked from the results
+                    curve_metric: str="rollout/ep_return", # Learning-curve column
+                   ) -> list[tuple]: # [(title, object)]: objects are DataFrames, matplotlib figures or HTML strings
+    "The report's content, renderer-independent (used by the HTML report and the report notebook)."
+    import matplotlib.pyplot as plt
     from loomnb.eval_stats import aggregate_with_ci
     from loomnb.eval_plots import (plot_learning_curves, curves_from_df, plot_interval_estimates, plot_performance_profiles,
-                                   plot_probability_of_improvement, fig_to_base64)
-    import matplotlib.pyplot as plt
+                                   plot_probability_of_improvement)
     grid = [g for g in grid if f"params.{g}" in results.columns]
     res = results.copy(); res["config"] = [_label(r, grid) for _, r in res.iterrows()]
     ok = res[res.status == "completed"]; metric = _pick_metric(res, metric) if len(ok) else None
-    parts = [f"<h1>{html.escape(title)}</h1><p>{len(res)} runs: {len(ok)} completed, {int((res.status == 'failed').sum())} failed. "
-             f"Generated {time.strftime('%Y-%m-%d %H:%M:%S')}.</p>"]
+    out = [(None, f"<p>{len(res)} runs: {len(ok)} completed, {int((res.status == 'failed').sum())} failed.</p>")]
     scores = {c: g[f"metrics.{metric}"].dropna().to_numpy(float) for c, g in ok.groupby("config", sort=False)} if metric else {}
     scores = {c: s for c, s in scores.items() if len(s)}
     if scores:
         t = aggregate_with_ci(scores, n_bootstrap=2000)
-        parts.append(f"<h2>Final {html.escape(metric)} per configuration</h2>")
         tab = t.pivot_table(index="algorithm", columns="aggregate", values=["point", "lower", "upper"], sort=False).round(3)
-        tab.index.name = "configuration"; parts.append(tab.to_html())
-        axes = plot_interval_estimates(t, xlabel=metric); parts.append(f'<img src="{fig_to_base64(axes[0].figure)}">')
+        tab.index.name = "configuration"
+        out += [(f"Final {metric} per configuration (stratified bootstrap 95% CIs)", tab),
+                (None, plot_interval_estimates(t, xlabel=metric)[0].figure)]
     if curves is not None and len(curves) and curve_metric in curves.columns and "step" in curves.columns:
         c = curves.copy(); c["config"] = [_label(r, grid) for _, r in c.iterrows()]
         x, cur = curves_from_df(c, y=curve_metric, group="config", run="run_id")
         if len(x) > 1:
-            ax = plot_learning_curves(cur, x=x, ylabel=curve_metric); ax.set_title("Learning curves (mean, 95% bootstrap CI over seeds)")
-            parts.append(f'<h2>Learning curves</h2><img src="{fig_to_base64(ax.figure)}">')
+            ax = plot_learning_curves(cur, x=x, ylabel=curve_metric); ax.set_title("mean over seeds, 95% bootstrap CI")
+            out.append(("Learning curves", ax.figure))
     if scores:
-        ax = plot_performance_profiles(scores, xlabel=f"{metric} threshold τ")
-        parts.append(f'<h2>Performance profiles</h2><img src="{fig_to_base64(ax.figure)}">')
+        out.append(("Performance profiles", plot_performance_profiles(scores, xlabel=f"{metric} threshold τ").figure))
         if len(scores) > 1 and all(len(s) > 1 for s in scores.values()):
-            ax = plot_probability_of_improvement(scores)
-            parts.append(f'<h2>Probability of improvement</h2><img src="{fig_to_base64(ax.figure)}">')
+            out.append(("Probability of improvement", plot_probability_of_improvement(scores).figure))
     cols = ["run_id", "status", "config"] + [c for c in res.columns if c.startswith("params.") or c.startswith("metrics.")]
-    parts.append("<h2>Runs</h2>" + res[cols].to_html(index=False, float_format=lambda v: f"{v:.4g}"))
+    out.append(("Runs", res[cols]))
     for _, r in res[res.status == "failed"].iterrows():
-        parts.append(f"<h3>Failed: {html.escape(str(r['run_id']))} ({html.escape(r['config'])})</h3><pre>{html.escape(str(r['error']))}</pre>")
+        out.append((f"Failed: {r['run_id']} ({r['config']})", f"<pre>{html.escape(str(r['error']))}</pre>"))
+    return out
+
+# %% ../nbs/81_runner.ipynb #c027
+def write_report(results, curves=None, # As in `report_sections`
+                 path="report.html", # Output HTML file
+                 grid=(), metric: str | None=None, curve_metric: str="rollout/ep_return", # As in `report_sections`
+                 title: str="loomnb sweep report") -> Path:
+    "Write a self-contained HTML report of a sweep (figures embedded as PNG data URIs)."
+    import matplotlib.pyplot as plt
+    from loomnb.eval_plots import fig_to_base64
+    parts = [f"<h1>{html.escape(title)}</h1><p>Generated {time.strftime('%Y-%m-%d %H:%M:%S')}.</p>"]
+    for head, obj in report_sections(results, curves, grid, metric, curve_metric):
+        if head: parts.append(f"<h2>{html.escape(head)}</h2>")
+        if hasattr(obj, "savefig"): parts.append(f'<img src="{fig_to_base64(obj)}">')
+        elif hasattr(obj, "to_html"): parts.append(obj.to_html(index=head != "Runs", float_format=lambda v: f"{v:.4g}"))
+        else: parts.append(str(obj))
     plt.close("all")
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{_CSS}</style></head>"
                     f"<body>{''.join(parts)}</body></html>")
     return path
+
+# %% ../nbs/81_runner.ipynb #c029
+_REPORT_CODE = """import pandas as pd
+from pathlib import Path
+from IPython.display import display, HTML
+from loomnb.runner import report_sections
+d = Path(sweep_dir)
+results = pd.read_csv(d / "results.csv")
+curves = pd.read_csv(d / "curves.csv") if (d / "curves.csv").exists() else None
+for head, obj in report_sections(results, curves, grid, metric, curve_metric):
+    if head: display(HTML(f"<h2>{head}</h2>"))
+    display(HTML(obj) if isinstance(obj, str) else obj)"""
+
+def write_report_notebook(sweep_dir, # Folder with results.csv (and curves.csv) of a sweep
+                          grid=(), metric: str | None=None, curve_metric: str="rollout/ep_return", # As in `report_sections`
+                          title: str="loomnb sweep report", kernel_name: str | None=None) -> Path:
+    "Execute a report notebook over a sweep's tables into `sweep_dir/report.ipynb`."
+    import nbformat, papermill as pm
+    from nbformat.v4 import new_notebook, new_markdown_cell, new_code_cell
+    params = new_code_cell(f"sweep_dir = '.'\ngrid = []\nmetric = None\ncurve_metric = 'rollout/ep_return'"); params.metadata["tags"] = ["parameters"]
+    nb = new_notebook(cells=[new_markdown_cell(f"# {title}"), params, new_code_cell("%matplotlib inline"), new_code_cell(_REPORT_CODE)],
+                      metadata={"kernelspec": {"name": "python3", "display_name": "python3", "language": "python"}})
+    d = Path(sweep_dir).resolve(); src = d/".report_template.ipynb"; nbformat.write(nb, src)
+    try:
+        pm.execute_notebook(str(src), str(d/"report.ipynb"), parameters=dict(sweep_dir=str(d), grid=list(grid), metric=metric,
+                            curve_metric=curve_metric), kernel_name=kernel_name, progress_bar=False)
+    finally: src.unlink(missing_ok=True)
+    return d/"report.ipynb"

@@ -51,3 +51,4 @@ def test_cli_run(tmp_path):
     assert sorted(res["params.lr"]) == [3e-4, 1e-3] and (res.status == "completed").all()
     lrs = [json.loads((Path(d) / "lineage.json").read_text())["config"]["learning_rate"] for d in res.out_dir]
     assert sorted(lrs) == [3e-4, 1e-3]
+    assert (tmp_path / "cli" / "report.ipynb").exists() and (tmp_path / "cli" / "report.html").exists()

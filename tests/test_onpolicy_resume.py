@@ -14,34 +14,38 @@ def _py(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.parametrize("algo", ["ppo", "a2c"])
-def test_resume_in_fresh_process_equals_uninterrupted(tmp_path, algo):
-    cfg = CFG if algo == "ppo" else dict(n_envs=4, n_steps=16)
-    common = f"""
+CFGS = {"ppo": CFG, "a2c": dict(n_envs=4, n_steps=16)}
+
+
+def test_resume_in_fresh_process_equals_uninterrupted(tmp_path):
+    # process 1: the uninterrupted runs, then the same runs stopped after 3 iterations and saved
+    first = _py(f"""
         import torch; torch.set_num_threads(1)
         from loomnb.learner import Trainer, Callback
-        CFG = {cfg!r}
         class SaveAndStop(Callback):
+            def __init__(self, path): self.path = path
             def after_iteration(self, state):
-                if state.iteration == 3: self.trainer.save("mid.pt"); return False
-    """
-    full = _py(common + f"""
-        t = Trainer({algo!r}, env="CartPole-v1", seed=7, config=CFG); t.train(2048); t.save("full.pt")
-    """, tmp_path)
-    assert full.returncode == 0, full.stderr
-    first = _py(common + f"""
-        Trainer({algo!r}, env="CartPole-v1", seed=7, config=CFG, callbacks=[SaveAndStop()]).train(2048)
+                if state.iteration == 3: self.trainer.save(self.path); return False
+        for algo, cfg in {CFGS!r}.items():
+            t = Trainer(algo, env="CartPole-v1", seed=7, config=cfg); t.train(2048); t.save(algo + "_full.pt")
+            Trainer(algo, env="CartPole-v1", seed=7, config=cfg, callbacks=[SaveAndStop(algo + "_mid.pt")]).train(2048)
     """, tmp_path)
     assert first.returncode == 0, first.stderr
-    second = _py(common + """
-        t = Trainer.from_checkpoint("mid.pt"); t.train(); t.save("resumed.pt")
+    # process 2: resume from the checkpoints and finish
+    second = _py(f"""
+        import torch; torch.set_num_threads(1)
+        from loomnb.learner import Trainer
+        for algo in {list(CFGS)!r}:
+            t = Trainer.from_checkpoint(algo + "_mid.pt"); t.train(); t.save(algo + "_resumed.pt")
     """, tmp_path)
     assert second.returncode == 0, second.stderr
-    a = torch.load(tmp_path / "full.pt", weights_only=True)
-    b = torch.load(tmp_path / "resumed.pt", weights_only=True)
-    for k, v in a["algo_state"]["policy"].items(): assert torch.equal(v, b["algo_state"]["policy"][k]), k
-    assert a["train_state"]["ep_returns"] == b["train_state"]["ep_returns"]
-    assert a["train_state"]["global_step"] == b["train_state"]["global_step"] == 2048
+    for algo in CFGS:
+        a = torch.load(tmp_path / f"{algo}_full.pt", weights_only=True)
+        b = torch.load(tmp_path / f"{algo}_resumed.pt", weights_only=True)
+        assert a["algo"] == b["algo"] == algo
+        for k, v in a["algo_state"]["policy"].items(): assert torch.equal(v, b["algo_state"]["policy"][k]), (algo, k)
+        assert a["train_state"]["ep_returns"] == b["train_state"]["ep_returns"]
+        assert a["train_state"]["global_step"] == b["train_state"]["global_step"] == 2048
 
 
 def test_bench_ppo_script_runs(tmp_path):

@@ -21,7 +21,8 @@ __all__ = ['DistInfo', 'env_info', 'rank_device', 'choose_backend', 'init_distri
            'free_port', 'local_environ', 'rank_seed', 'seed_rank', 'broadcast_module', 'max_param_diff', 'DDPPolicy',
            'unwrap', 'average_gradients', 'sync_optimizer', 'is_main_process', 'barrier', 'reduce_metrics', 'on_rank0',
            'RankZeroLogger', 'save_distributed', 'load_distributed', 'spawn', 'ddp_smoke', 'torchrun_command', 'launch',
-           'distribute_algorithm', 'DistributedTrainer', 'sync_report', 'check_data_parallel']
+           'distribute_algorithm', 'DistributedTrainer', 'sync_report', 'check_data_parallel', 'under_torchrun',
+           'split_nproc', 'train_distributed']
 
 # %% ../nbs/50_distributed.ipynb #c006
 @dataclass(frozen=True)
@@ -663,6 +664,50 @@ def check_data_parallel(specs: list[dict], # Each {"algo", "env", "timesteps", "
     return out
 
 # %% ../nbs/50_distributed.ipynb #c075
+def under_torchrun(environ: dict | None = None, # Environment to inspect (default `os.environ`)
+                  ) -> bool:
+    "True when this process is a torchrun worker (RANK and WORLD_SIZE are set)."
+    env = os.environ if environ is None else environ
+    return "RANK" in env and "WORLD_SIZE" in env
+
+def split_nproc(argv: list[str], # Command-line arguments, possibly containing `--nproc N` or `--nproc=N`
+               ) -> tuple[list[str], int | None]: # The arguments without it, and N (None when absent)
+    "Remove `--nproc N` from `argv` (so torchrun workers do not launch again) and return N."
+    out, n, i = [], None, 0
+    while i < len(argv):
+        a = str(argv[i])
+        if a == "--nproc" or a.startswith("--nproc="):
+            v = a.split("=", 1)[1] if "=" in a else (argv[i + 1] if i + 1 < len(argv) else None)
+            if v is None or not str(v).isdigit() or int(v) < 1:
+                raise ValueError(f"`--nproc` needs a positive integer (processes on this machine), got {v!r}")
+            n = int(v); i += 1 if "=" in a else 2; continue
+        out.append(a); i += 1
+    return out, n
+
+def train_distributed(algo: str, # Algorithm name
+                      env: str, # Env id
+                      total_timesteps: int, # Global env-step budget
+                      seed: int = 0, # Run seed
+                      config: dict | None = None, # Algorithm config overrides
+                      logger=None, # Logger spec (rank 0 only)
+                      n_envs: int | None = None, # Envs per rank
+                      device: str = "auto", # Torch device
+                      save: str | None = None, # Checkpoint path written by rank 0 (plus `save.ranks`)
+                      callbacks=(), # Callbacks on every rank
+                      timeout_s: float = 1800.0, # Limit on any collective
+                     ) -> dict:
+    "One rank of a data-parallel run (call it on every torchrun worker): train, save on rank 0, tear down."
+    with distributed(timeout_s=timeout_s) as info:
+        t = DistributedTrainer(algo, env, seed, config, callbacks, logger, device, n_envs, info=info)
+        try:
+            res = t.train(total_timesteps)
+            if save: t.save(save)
+            res.update(sync_report(t))
+        finally:
+            if t.trainer.logger is not None: t.trainer.logger.close()
+    return res
+
+# %% ../nbs/50_distributed.ipynb #c079
 def _main(argv=None):
     import argparse
     p = argparse.ArgumentParser(prog="python -m loomnb.distributed", description="loomnb.distributed worker entry")
@@ -695,5 +740,5 @@ def _main(argv=None):
         if a.out: Path(a.out).mkdir(parents=True, exist_ok=True); (Path(a.out) / f"rank{info.rank}.json").write_text(json.dumps(res, default=float))
         if info.is_main: print(json.dumps(res, default=float), flush=True)
 
-# %% ../nbs/50_distributed.ipynb #c076
+# %% ../nbs/50_distributed.ipynb #c080
 if __name__ == "__main__": _main()

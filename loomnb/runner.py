@@ -122,6 +122,8 @@ def run_notebook(notebook, # Run notebook with a `parameters` cell
     inject = {**params, **({"out_dir": str(rdir)} if "out_dir" in known and "out_dir" not in params else {})}
     rid = registry.start(params=params, seed=params.get("seed"), notebook=str(notebook), key=key, kind="notebook",
                          output_dir=rdir, algo=params.get("algo"), env=params.get("env"), parent_id=parent_id)
+    for stale in registry.find(key=key, status="running"):  # left "running" by a crash or an interrupted sweep
+        if stale["id"] != rid: registry.fail(stale["id"], f"did not finish (crash or interrupt); rerun as {rid}")
     rec = dict(run_id=rid, key=key, out_dir=str(rdir), params=params, metrics=None, error=None)
     try:
         pm.execute_notebook(str(notebook), str(rdir/"output.ipynb"), parameters=inject, kernel_name=kernel_name,

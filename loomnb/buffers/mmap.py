@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/buffers.mmap.html.md"""
 
 # %% ../../nbs/22_buffers.mmap.ipynb #c002
 from __future__ import annotations
-import gc, json, mmap as _mmap, os, struct, zlib
+import json, os, struct, zlib
 from pathlib import Path
 import numpy as np
 from numba import njit
@@ -104,12 +104,13 @@ def _setup(self, path, meta, seed, hot_capacity, fsync):
     self.action_shape = tuple(meta["action_shape"])
     self.obs_dtype, self.action_dtype = np.dtype(meta["obs_dtype"]), np.dtype(meta["action_dtype"])
     self.optimize_memory, self.store_discounts, self.streams = False, meta["store_discounts"], None
-    self._file = open(self.path, "r+b")
-    self._map = _mmap.mmap(self._file.fileno(), 0)
+    self._mm = np.memmap(self.path, np.uint8, "r+")
+    raw = self._mm.view(np.ndarray)                  # plain ndarray over the map (what the Numba kernels take)
+    self._hdr = raw[:_HDR]
     offs, _ = _layout(self.capacity, _fields(meta))
     for name, dt, shape in _fields(meta):
-        n = self.capacity * int(np.prod(shape, dtype=np.int64))
-        setattr(self, name, np.frombuffer(self._map, np.dtype(dt), n, offs[name]).reshape(self.capacity, *shape))
+        nb = self.capacity * int(np.prod(shape, dtype=np.int64)) * np.dtype(dt).itemsize
+        setattr(self, name, raw[offs[name]:offs[name] + nb].view(np.dtype(dt)).reshape(self.capacity, *shape))
     if not self.store_discounts: self.discounts = None
     cap = self.capacity
     self._o2, self._no2, self._a2 = self.obs.reshape(cap, -1), self.next_obs.reshape(cap, -1), self.actions.reshape(cap, -1)
@@ -123,11 +124,11 @@ MmapReplayBuffer._setup = _setup
 
 def _commit(self, pos, size):
     "Publish the valid window [pos - size, pos) in the commit record not used last time."
-    if self.fsync: self._map.flush()                 # data durable before the record that names it
+    if self.fsync: self._mm.flush()                  # data durable before the record that names it
     self._seq += 1
     o = _SLOTS[self._seq % 2]
-    self._map[o:o + _SLOT.size] = _pack_commit(self._seq, pos, size)
-    if self.fsync: self._map.flush(0, _HDR)
+    self._hdr[o:o + _SLOT.size] = np.frombuffer(_pack_commit(self._seq, pos, size), np.uint8)
+    if self.fsync: self._mm.flush()
 MmapReplayBuffer._commit = _commit
 
 def _reload_hot(self):
@@ -167,6 +168,7 @@ def _push_batch(self, obs, action, reward, next_obs, terminated, truncated, disc
     self.pos, self.size = (self.pos + B) % cap, min(self.size + B, cap)
     self._commit(self.pos, self.size)
 MmapReplayBuffer.push_batch = _push_batch
+MmapReplayBuffer._push_one = lambda self, *args: False   # single pushes also go through the commit protocol
 
 def _sample(self, batch_size: int, rng=None) -> ReplayBatch:
     "Draw `batch_size` committed transitions uniformly (with replacement) using `rng`."
@@ -201,19 +203,14 @@ MmapReplayBuffer._gather = _gather
 
 def _flush(self):
     "msync the whole map (durability against OS crashes; process kills are already safe)."
-    self._map.flush()
+    self._mm.flush()
 def _close(self):
-    "Flush and unmap; the buffer is unusable afterwards (reopen with `MmapReplayBuffer.open`)."
-    if getattr(self, "_map", None) is not None and not self._map.closed:
-        for n in ("obs", "next_obs", "actions", "rewards", "terminated", "truncated", "discounts", "_o2", "_no2", "_a2", "_d"):
-            setattr(self, n, None)
-        self._map.flush()
-        try: self._map.close()
-        except BufferError:   # a caller still holds a view of the map: it is unmapped when that view is freed
-            gc.collect()
-            try: self._map.close()
-            except BufferError: pass
-        self._file.close()
+    "Flush and drop the map; the buffer is unusable afterwards (reopen with `MmapReplayBuffer.open`)."
+    if getattr(self, "_mm", None) is not None:
+        self._mm.flush()
+        for n in ("obs", "next_obs", "actions", "rewards", "terminated", "truncated", "discounts", "_o2", "_no2",
+                  "_a2", "_d", "_hdr", "_mm"):
+            setattr(self, n, None)               # the OS unmaps the file once no array refers to it
 def _save(self, path=None):
     "The file is the storage: flush it (a different `path` is refused)."
     if path is not None and Path(path).resolve() != self.path.resolve():

@@ -82,7 +82,7 @@ def as_actions(actions, name: str="available_actions") -> np.ndarray:
 # %% ../../nbs/90_bandits.core.ipynb #c015
 def validate_arrays(weights, schema: dict[str, tuple], algorithm: str, copy: bool=True) -> dict[str, Any]:
     "Normalised copy of `weights` checked against `schema` ({name: shape of 'K'/'d'/ints}); WeightSchemaError if not."
-    if not isinstance(weights, Mapping): raise WeightSchemaError(f"{algorithm}: weights must be a mapping, got {type(weights).__name__}")
+    if type(weights) is not dict and not isinstance(weights, Mapping): raise WeightSchemaError(f"{algorithm}: weights must be a mapping, got {type(weights).__name__}")
     if weights.get("algorithm", algorithm) != algorithm:
         raise WeightSchemaError(f"{algorithm}: weights belong to algorithm {weights.get('algorithm')!r}")
     out = dict(weights)
@@ -96,15 +96,17 @@ def validate_arrays(weights, schema: dict[str, tuple], algorithm: str, copy: boo
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0: raise WeightSchemaError(f"{algorithm}: `{k}` must be a non-negative int, got {v!r}")
             dims["K" if k == "n_actions" else "d"] = int(v)
     for k, shape in schema.items():
-        try: a = np.ascontiguousarray(weights[k], dtype=np.float64)
-        except (TypeError, ValueError) as e: raise WeightSchemaError(f"{algorithm}: `{k}` is not a numeric array") from e
+        a = weights[k]
+        if type(a) is not np.ndarray or a.dtype != np.float64 or not a.flags.c_contiguous:  # fast path: already normalised
+            try: a = np.ascontiguousarray(a, dtype=np.float64)
+            except (TypeError, ValueError) as e: raise WeightSchemaError(f"{algorithm}: `{k}` is not a numeric array") from e
         if a.ndim != len(shape): raise WeightSchemaError(f"{algorithm}: `{k}` must have {len(shape)} dims {shape}, got shape {a.shape}")
         for sym, n in zip(shape, a.shape):
             if isinstance(sym, int):
                 if n != sym: raise WeightSchemaError(f"{algorithm}: `{k}` must have shape {shape}, got {a.shape}")
             elif dims.setdefault(sym, n) != n:
                 raise WeightSchemaError(f"{algorithm}: `{k}` has {sym}={n} but other entries say {sym}={dims[sym]} (ragged weights)")
-        if not np.isfinite(a).all(): raise WeightSchemaError(f"{algorithm}: `{k}` holds non-finite values")
+        if not math.isfinite(a.sum()) and not np.isfinite(a).all(): raise WeightSchemaError(f"{algorithm}: `{k}` holds non-finite values")
         out[k] = a.copy() if copy and a is weights[k] else a
     out["algorithm"] = algorithm
     if "K" in dims: out["n_actions"] = dims["K"]

@@ -211,6 +211,17 @@ def _make_env(env, n_envs: int, seed):
     return env
 
 # %% ../../nbs/38_learner.ipynb #c018
+def _env_record(env) -> dict:
+    sp = getattr(env, "spec", None)
+    rec = {"id": getattr(sp, "id", None), "name": getattr(sp, "name", None), "version": getattr(sp, "version", None),
+           "hash": getattr(sp, "hash", None), "num_envs": env.num_envs, "state": None, "normalization": None}
+    if callable(getattr(env, "get_state", None)):
+        try: rec["state"] = to_safe(env.get_state())
+        except NotImplementedError: pass
+    if callable(getattr(env, "state_dict", None)): rec["normalization"] = to_safe(env.state_dict())
+    return rec
+
+# %% ../../nbs/38_learner.ipynb #c019
 class Trainer:
     "Train any registered algorithm on a vector env, with callbacks, logging and exact-resume checkpoints."
     def __init__(self, algo, # Registered algorithm name or an `Algorithm` subclass
@@ -262,154 +273,129 @@ class Trainer:
 
     def __repr__(self): return f"Trainer({self.algo.name!r}, env={getattr(self.env.spec, 'id', self.env)!r}, step={self.state.global_step})"
 
-# %% ../../nbs/38_learner.ipynb #c020
-def _event(self, name: str):
-    "Run `name` on every callback; False or CancelFitException stops."
-    for cb in self.callbacks:
-        if getattr(cb, name)(self.state) is False:
-            self.state.stop = True
-            self.state.stop_reason = self.state.stop_reason or f"{type(cb).__name__}.{name}"
+    def _event(self, name: str):
+        "Run `name` on every callback; False or CancelFitException stops."
+        for cb in self.callbacks:
+            if getattr(cb, name)(self.state) is False:
+                self.state.stop = True
+                self.state.stop_reason = self.state.stop_reason or f"{type(cb).__name__}.{name}"
 
-def _on_step(self, t):
-    s = self.state
-    s.global_step = self._g0 + (t + 1) * self.env.num_envs
-    self._event("after_env_step")
-    return not s.stop
+    def _on_step(self, t):
+        s = self.state
+        s.global_step = self._g0 + (t + 1) * self.env.num_envs
+        self._event("after_env_step")
+        return not s.stop
 
-def _summary(self, run_steps: int, run_time: float) -> dict:
-    s = self.state
-    return {"mean_reward": s.mean_reward, "total_timesteps": s.global_step, "iterations": s.iteration,
-            "episodes": s.episodes, "n_updates": s.n_updates, "time_elapsed": s.time_elapsed,
-            "sps": run_steps / max(run_time, 1e-9), "stop_reason": s.stop_reason, **s.metrics}
+    def _summary(self, run_steps: int, run_time: float) -> dict:
+        s = self.state
+        return {"mean_reward": s.mean_reward, "total_timesteps": s.global_step, "iterations": s.iteration,
+                "episodes": s.episodes, "n_updates": s.n_updates, "time_elapsed": s.time_elapsed,
+                "sps": run_steps / max(run_time, 1e-9), "stop_reason": s.stop_reason, **s.metrics}
 
-Trainer._event, Trainer._on_step, Trainer._summary = _event, _on_step, _summary
+    def train(self, total_timesteps: int | None=None, # Absolute env-step budget of the run (None: previous total)
+              ) -> dict: # Summary: mean_reward, total_timesteps, iterations, episodes, ... and the last metrics
+        "Run collect/update iterations until `total_timesteps`, firing callback events; returns a summary."
+        s = self.state
+        if total_timesteps is not None:
+            if isinstance(total_timesteps, bool) or not isinstance(total_timesteps, (int, np.integer)) or total_timesteps < 1:
+                raise ValueError(f"`total_timesteps` must be a positive int, got {total_timesteps!r}")
+            s.total_timesteps = int(total_timesteps)
+        if s.total_timesteps < 1: raise ValueError("`total_timesteps` must be given on the first call to train()")
+        s.stop, s.stop_reason = False, ""
+        per_step = any(_overrides(cb, "after_env_step") for cb in self.callbacks)
+        t_start, step0, elapsed0 = time.perf_counter(), s.global_step, s.time_elapsed
+        try:
+            self._event("before_fit")
+            while s.global_step < s.total_timesteps and not s.stop:
+                self._event("before_rollout")
+                if s.stop: break
+                self._g0 = s.global_step
+                m = self.algo.collect(s, self._on_step if per_step else None)
+                self._event("after_rollout")
+                if s.stop: break
+                self._event("before_update")
+                if s.stop: break
+                m.update(self.algo.update(s))
+                s.iteration += 1
+                s.time_elapsed = elapsed0 + time.perf_counter() - t_start
+                s.metrics = {**m, "rollout/ep_return": s.mean_reward,
+                             "rollout/ep_length": float(np.mean(s.ep_lengths)) if s.ep_lengths else float("nan"),
+                             "time/sps": (s.global_step - step0) / max(time.perf_counter() - t_start, 1e-9),
+                             "time/total_timesteps": s.global_step, "time/iterations": s.iteration}
+                self._event("after_update")
+                if self.logger is not None: self.logger.log(s.metrics, s.global_step)
+                self._event("after_iteration")
+        except CancelFitException as e:
+            s.stop, s.stop_reason = True, s.stop_reason or f"CancelFitException({e})"
+        run_time = time.perf_counter() - t_start
+        s.time_elapsed = elapsed0 + run_time
+        self._event("after_fit")
+        return self._summary(s.global_step - step0, run_time)
 
-# %% ../../nbs/38_learner.ipynb #c021
-def _train(self, total_timesteps: int | None=None, # Absolute env-step budget of the run (None: previous total)
-          ) -> dict: # Summary: mean_reward, total_timesteps, iterations, episodes, ... and the last metrics
-    "Run collect/update iterations until `total_timesteps`, firing callback events; returns a summary."
-    s = self.state
-    if total_timesteps is not None:
-        if isinstance(total_timesteps, bool) or not isinstance(total_timesteps, (int, np.integer)) or total_timesteps < 1:
-            raise ValueError(f"`total_timesteps` must be a positive int, got {total_timesteps!r}")
-        s.total_timesteps = int(total_timesteps)
-    if s.total_timesteps < 1: raise ValueError("`total_timesteps` must be given on the first call to train()")
-    s.stop, s.stop_reason = False, ""
-    per_step = any(_overrides(cb, "after_env_step") for cb in self.callbacks)
-    t_start, step0, elapsed0 = time.perf_counter(), s.global_step, s.time_elapsed
-    try:
-        self._event("before_fit")
-        while s.global_step < s.total_timesteps and not s.stop:
-            self._event("before_rollout")
-            if s.stop: break
-            self._g0 = s.global_step
-            m = self.algo.collect(s, self._on_step if per_step else None)
-            self._event("after_rollout")
-            if s.stop: break
-            self._event("before_update")
-            if s.stop: break
-            m.update(self.algo.update(s))
-            s.iteration += 1
-            s.time_elapsed = elapsed0 + time.perf_counter() - t_start
-            s.metrics = {**m, "rollout/ep_return": s.mean_reward,
-                         "rollout/ep_length": float(np.mean(s.ep_lengths)) if s.ep_lengths else float("nan"),
-                         "time/sps": (s.global_step - step0) / max(time.perf_counter() - t_start, 1e-9),
-                         "time/total_timesteps": s.global_step, "time/iterations": s.iteration}
-            self._event("after_update")
-            if self.logger is not None: self.logger.log(s.metrics, s.global_step)
-            self._event("after_iteration")
-    except CancelFitException as e:
-        s.stop, s.stop_reason = True, s.stop_reason or f"CancelFitException({e})"
-    run_time = time.perf_counter() - t_start
-    s.time_elapsed = elapsed0 + run_time
-    self._event("after_fit")
-    return self._summary(s.global_step - step0, run_time)
+    def predict(self, obs, # One observation or a batch [B, *obs_shape]
+                 deterministic: bool=True, # Mode of the policy instead of a sample
+                ) -> np.ndarray:
+        "Actions for `obs` from the trained policy."
+        obs = np.asarray(obs, dtype=np.float32)
+        shape = tuple(self.env.single_observation_space.shape)
+        single = obs.shape == shape
+        if not single and obs.shape[1:] != shape:
+            raise ValueError(f"predict: `obs` must have shape {shape} or [B, *{shape}], got {obs.shape}")
+        batch = obs[None] if single else obs
+        norm = getattr(self.env, "normalize_obs", None)
+        if callable(norm): batch = np.asarray(norm(batch), np.float32)
+        a = self.algo.predict(batch, deterministic)
+        return a[0] if single else a
 
-Trainer.train = _train
+    def save(self, path, # Where to write the checkpoint (parent folders are created)
+             ) -> Path:
+        "Write a checkpoint that `Trainer.from_checkpoint` resumes exactly."
+        from loomnb import __version__
+        rng = {"torch": torch.get_rng_state(),
+               "cuda": [torch.cuda.get_rng_state(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []}
+        ck = {"format": CHECKPOINT_FORMAT, "format_version": CHECKPOINT_VERSION, "loomnb_version": __version__,
+              "algo": self.algo.name, "config": self.config.to_dict(), "seed": self.seed,
+              "env": _env_record(self.env), "algo_state": to_safe(self.algo.state_dict()),
+              "train_state": self.state.state_dict(), "rng": rng}
+        p = Path(path); p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=p.name, suffix=".tmp"); os.close(fd)
+        try: torch.save(ck, tmp); os.replace(tmp, p)
+        finally:
+            if os.path.exists(tmp): os.remove(tmp)
+        return p
 
-# %% ../../nbs/38_learner.ipynb #c023
-def _predict(self, obs, # One observation or a batch [B, *obs_shape]
-             deterministic: bool=True, # Mode of the policy instead of a sample
-            ) -> np.ndarray:
-    "Actions for `obs` from the trained policy."
-    obs = np.asarray(obs, dtype=np.float32)
-    shape = tuple(self.env.single_observation_space.shape)
-    single = obs.shape == shape
-    if not single and obs.shape[1:] != shape:
-        raise ValueError(f"predict: `obs` must have shape {shape} or [B, *{shape}], got {obs.shape}")
-    batch = obs[None] if single else obs
-    norm = getattr(self.env, "normalize_obs", None)
-    if callable(norm): batch = np.asarray(norm(batch), np.float32)
-    a = self.algo.predict(batch, deterministic)
-    return a[0] if single else a
-
-Trainer.predict = _predict
-
-# %% ../../nbs/38_learner.ipynb #c025
-def _env_record(env) -> dict:
-    sp = getattr(env, "spec", None)
-    rec = {"id": getattr(sp, "id", None), "name": getattr(sp, "name", None), "version": getattr(sp, "version", None),
-           "hash": getattr(sp, "hash", None), "num_envs": env.num_envs, "state": None, "normalization": None}
-    if callable(getattr(env, "get_state", None)):
-        try: rec["state"] = to_safe(env.get_state())
-        except NotImplementedError: pass
-    if callable(getattr(env, "state_dict", None)): rec["normalization"] = to_safe(env.state_dict())
-    return rec
-
-def _save(self, path, # Where to write the checkpoint (parent folders are created)
-         ) -> Path:
-    "Write a checkpoint that `Trainer.from_checkpoint` resumes exactly."
-    from loomnb import __version__
-    rng = {"torch": torch.get_rng_state(),
-           "cuda": [torch.cuda.get_rng_state(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []}
-    ck = {"format": CHECKPOINT_FORMAT, "format_version": CHECKPOINT_VERSION, "loomnb_version": __version__,
-          "algo": self.algo.name, "config": self.config.to_dict(), "seed": self.seed,
-          "env": _env_record(self.env), "algo_state": to_safe(self.algo.state_dict()),
-          "train_state": self.state.state_dict(), "rng": rng}
-    p = Path(path); p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=p.name, suffix=".tmp"); os.close(fd)
-    try: torch.save(ck, tmp); os.replace(tmp, p)
-    finally:
-        if os.path.exists(tmp): os.remove(tmp)
-    return p
-
-Trainer.save = _save
-
-# %% ../../nbs/38_learner.ipynb #c027
-@classmethod
-def _from_checkpoint(cls, path, # Checkpoint written by `save`
-                     env=None, # Env id or VecEnv to restore into (default: the saved id)
-                     callbacks=(), # Callbacks of the resumed run
-                     logger=None, # Logger of the resumed run
-                     device="auto", # Torch device
-                     policy=None, # Your policy module, when the run used a custom one
-                     map_location="cpu", # Where tensors are loaded
-                    ) -> "Trainer":
-    "Restore a trainer saved with `save`, ready to continue with `train`."
-    ck = load_checkpoint(path, map_location)
-    e = ck["env"]
-    if env is None:
-        if not e.get("id"): raise CheckpointError(f"{str(path)!r} was saved from an env without an id: pass `env=`")
-        env = e["id"]
-    if isinstance(env, str) and e.get("id") and env != e["id"]:
-        raise CheckpointError(f"{str(path)!r} was trained on {e['id']!r}, not {env!r}")
-    try: algo_cls = get_algorithm(ck["algo"])
-    except ValueError as err: raise CheckpointError(f"{str(path)!r}: {err}") from None
-    self = cls(algo_cls, env, seed=ck.get("seed", 0), config=algo_cls.config_cls.from_dict(ck["config"]),
-               callbacks=callbacks, logger=logger, device=device, n_envs=None, policy=policy)
-    sp = getattr(self.env, "spec", None)
-    if e.get("hash") is not None and getattr(sp, "hash", None) != e["hash"]:
-        raise CheckpointError(f"{str(path)!r} was saved on {e.get('id')!r} with spec hash {e['hash']}, but the env "
-                              f"{getattr(sp, 'id', self.env)!r} has hash {getattr(sp, 'hash', None)} (different version or kwargs)")
-    try:
-        self.algo.load_state_dict(from_safe(ck["algo_state"]))
-        if e.get("state") is not None: self.env.set_state(from_safe(e["state"]))
-        if e.get("normalization") is not None: self.env.load_state_dict(from_safe(e["normalization"]))
-    except (KeyError, RuntimeError, ValueError, TypeError) as err:
-        raise CheckpointError(f"{str(path)!r} does not fit this {ck['algo']} setup: {type(err).__name__}: {err}") from None
-    self.state.load_state_dict(ck["train_state"])
-    torch.set_rng_state(ck["rng"]["torch"])
-    for i, st in enumerate(ck["rng"].get("cuda", [])[:torch.cuda.device_count()]): torch.cuda.set_rng_state(st, i)
-    return self
-
-Trainer.from_checkpoint = _from_checkpoint
+    @classmethod
+    def from_checkpoint(cls, path, # Checkpoint written by `save`
+                         env=None, # Env id or VecEnv to restore into (default: the saved id)
+                         callbacks=(), # Callbacks of the resumed run
+                         logger=None, # Logger of the resumed run
+                         device="auto", # Torch device
+                         policy=None, # Your policy module, when the run used a custom one
+                         map_location="cpu", # Where tensors are loaded
+                        ) -> "Trainer":
+        "Restore a trainer saved with `save`, ready to continue with `train`."
+        ck = load_checkpoint(path, map_location)
+        e = ck["env"]
+        if env is None:
+            if not e.get("id"): raise CheckpointError(f"{str(path)!r} was saved from an env without an id: pass `env=`")
+            env = e["id"]
+        if isinstance(env, str) and e.get("id") and env != e["id"]:
+            raise CheckpointError(f"{str(path)!r} was trained on {e['id']!r}, not {env!r}")
+        try: algo_cls = get_algorithm(ck["algo"])
+        except ValueError as err: raise CheckpointError(f"{str(path)!r}: {err}") from None
+        self = cls(algo_cls, env, seed=ck.get("seed", 0), config=algo_cls.config_cls.from_dict(ck["config"]),
+                   callbacks=callbacks, logger=logger, device=device, n_envs=None, policy=policy)
+        sp = getattr(self.env, "spec", None)
+        if e.get("hash") is not None and getattr(sp, "hash", None) != e["hash"]:
+            raise CheckpointError(f"{str(path)!r} was saved on {e.get('id')!r} with spec hash {e['hash']}, but the env "
+                                  f"{getattr(sp, 'id', self.env)!r} has hash {getattr(sp, 'hash', None)} (different version or kwargs)")
+        try:
+            self.algo.load_state_dict(from_safe(ck["algo_state"]))
+            if e.get("state") is not None: self.env.set_state(from_safe(e["state"]))
+            if e.get("normalization") is not None: self.env.load_state_dict(from_safe(e["normalization"]))
+        except (KeyError, RuntimeError, ValueError, TypeError) as err:
+            raise CheckpointError(f"{str(path)!r} does not fit this {ck['algo']} setup: {type(err).__name__}: {err}") from None
+        self.state.load_state_dict(ck["train_state"])
+        torch.set_rng_state(ck["rng"]["torch"])
+        for i, st in enumerate(ck["rng"].get("cuda", [])[:torch.cuda.device_count()]): torch.cuda.set_rng_state(st, i)
+        return self

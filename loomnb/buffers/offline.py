@@ -39,6 +39,13 @@ class OfflineDatasetBuffer(ReplayBuffer):
         self.obs_mean = self.obs.mean(0, dtype=np.float64).astype(np.float32)
         self.obs_std = (self.obs.std(0, dtype=np.float64) + 1e-3).astype(np.float32)
         self.normalize = bool(normalize)
+        self._frozen = True
+
+    def push_batch(self, *args, **kwargs):
+        if getattr(self, "_frozen", False): raise ValueError("an OfflineDatasetBuffer is read-only: build a new one to add data")
+        return super().push_batch(*args, **kwargs)
+    def push(self, *args, **kwargs):
+        raise ValueError("an OfflineDatasetBuffer is read-only: build a new one to add data")
 
     def episode_bounds(self) -> np.ndarray:
         "[E, 2] (start, stop) step ranges of the episodes, the unfinished trailing one included."

@@ -157,7 +157,9 @@ class WandbLogger(Logger):
         import wandb
         if dir is not None: Path(dir).mkdir(parents=True, exist_ok=True)
         self.mode = mode
-        self.run = wandb.init(project=project, name=name, mode=mode, config=config, dir=dir, reinit="create_new", **kwargs)
+        kw = dict(project=project, name=name, mode=mode, config=config, dir=dir, **kwargs)
+        try: self.run = wandb.init(reinit="create_new", **kw)  # several runs per process (wandb >= 0.19)
+        except (TypeError, ValueError): self.run = wandb.init(reinit=True, **kw)  # older wandb
     def write(self, metrics, step): self.run.log(metrics, step=step)
     def close(self):
         if self.run is not None: self.run.finish(); self.run = None

@@ -215,7 +215,7 @@ class TrainingController(_Controls, Callback):
         self._notify()
         if self._stop: state.stop_reason = "stopped from the dashboard"; return False
 
-# %% ../nbs/70_widgets.ipynb #c020
+# %% ../nbs/70_widgets.ipynb #c026
 class TrainingDashboard:
     "ipywidgets front end of a TrainingController: Start/Pause/Resume/Stop, hyperparameter inputs, live curve."
     def __init__(self, trainer, # A loomnb Trainer

@@ -427,7 +427,8 @@ def ddp_smoke(steps: int = 20, # SGD steps
         local = torch.autograd.grad((unwrap(model).get_value(x) - y).pow(2).mean(), list(unwrap(model).parameters()))
         averaged |= bool((g - _flat(local)).abs().max() > 1e-7)
         opt.step()
-    return dict(rank=info.rank, world_size=info.world_size, backend=info.backend, init_diff=init_diff,
+    return dict(rank=info.rank, world_size=info.world_size, node_rank=info.node_rank, nnodes=info.nnodes,
+                backend=info.backend, init_diff=init_diff,
                 final_diff=max_param_diff(model), grad_averaged=averaged, data_sum=float(x.sum()), loss=float(loss.detach()))
 
 # %% ../nbs/50_distributed.ipynb #c056

@@ -51,3 +51,19 @@ def test_nccl_path(tmp_path):
         x = json.loads((tmp_path / f"rank{i}.json").read_text())
         assert x["backend"] == "nccl" and x["final_diff"] == 0.0
         if n > 1: assert x["grad_averaged"]
+
+def test_two_node_c10d_rendezvous_on_localhost(tmp_path):
+    "Two torchrun 'nodes' (one process each) meet through a c10d rendezvous, as on a cluster."
+    from loomnb.distributed import torchrun_command, free_port
+    port = free_port()
+    cmds = [torchrun_command(["smoke", "--steps", "10", "--out", str(tmp_path)], 1, module="loomnb.distributed",
+                             nnodes=2, rdzv_endpoint=f"127.0.0.1:{port}", rdzv_id="test-c10d") for _ in range(2)]
+    procs = [subprocess.Popen(c, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in cmds]
+    try: outs = [p.communicate(timeout=150) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None: p.kill()
+    assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
+    res = [json.loads((tmp_path / f"rank{i}.json").read_text()) for i in range(2)]
+    assert sorted(x["node_rank"] for x in res) == [0, 1] and all(x["nnodes"] == 2 and x["world_size"] == 2 for x in res)
+    assert all(x["final_diff"] == 0.0 and x["grad_averaged"] for x in res)

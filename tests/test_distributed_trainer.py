@@ -32,6 +32,17 @@ def test_ppo_two_ranks_identical_params_and_both_contribute(tmp_path):
     assert t.state.global_step == 4096
     assert t.train(4096 + 512)["total_timesteps"] == 4096 + 512
     assert Trainer.from_checkpoint(out / "ck.pt").state.global_step == 4096  # plain Trainer: rank 0 stream, global count
+    # ... and the 1-rank checkpoint on 2 ranks again: rank 0 continues its stream, rank 1 starts a fresh one
+    t.save(out / "ck1.pt")
+    from loomnb.distributed import launch
+    rc = launch(["train", "--resume", str(out / "ck1.pt"), "--timesteps", str(4608 + 1024), "--out", str(out / "r2"),
+                 "--timeout-s", "120"], 2, module="loomnb.distributed", timeout_s=240,
+                env={"GLOO_SOCKET_IFNAME": "lo", "WANDB_MODE": "disabled"})
+    assert rc == 0
+    q0, q1 = [json.loads((out / "r2" / f"rank{r}.json").read_text()) for r in range(2)]
+    assert q0["total_timesteps"] == 4608 + 1024 and q0["rank_steps"] == [2816, 2816]
+    assert q0["max_param_diff"] == 0.0 and q0["params_sum"] == q1["params_sum"]
+    assert q0["rank_env_seeds"][1] != q0["rank_env_seeds"][0] and min(q0["rank_episodes"]) > 0
 
 def test_a2c_and_sac_two_ranks_stay_in_sync(tmp_path):
     "A2C goes through DDPPolicy, SAC through the optimiser hooks (actor, critic, temperature): both stay identical."

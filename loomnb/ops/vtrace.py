@@ -80,22 +80,6 @@ def _exp_array(x, out):
 
 # %% ../../nbs/11_ops.vtrace.ipynb #c011
 @njit(cache=True)
-def _vtrace_row(bl, tl, r, v, te, tr, fv, vn, carry, out_vs, out_pg, g, rb, cb, z):
-    "One V-trace step over the envs of a row; `vn` is the next row's values (or `last_values`)."
-    for n in range(r.shape[0]):
-        ratio = _exp(tl[n] - bl[n])
-        rho = min(rb, ratio); c = min(cb, ratio)
-        nxt = fv[n] if tr[n] else vn[n] + carry[n]
-        nxt = z if te[n] else nxt
-        out_pg[n] = rho * (r[n] + g * nxt - v[n])
-        nv = fv[n] if tr[n] else vn[n]
-        nv = z if te[n] else nv
-        cr = z if (te[n] | tr[n]) else carry[n]
-        a = rho * (r[n] + g * nv - v[n]) + g * c * cr
-        carry[n] = a
-        out_vs[n] = v[n] + a
-
-@njit(cache=True)
 def vtrace_kernel(behaviour_logp, target_logp, rewards, values, terminated, truncated, final_values, last_values,
                   gamma, rho_bar, c_bar, out_vs, out_pg):
     "Raw V-trace on `[T, N]` C-contiguous arrays, written into `out_vs`/`out_pg`; no validation (see `vtrace`)."
@@ -103,12 +87,23 @@ def vtrace_kernel(behaviour_logp, target_logp, rewards, values, terminated, trun
     if T == 0: return
     g, rb, cb, z = _like(gamma, rewards), _like(rho_bar, rewards), _like(c_bar, rewards), _like(0.0, rewards)
     carry = np.zeros(N, rewards.dtype)
-    t = T - 1
-    _vtrace_row(behaviour_logp[t], target_logp[t], rewards[t], values[t], terminated[t], truncated[t], final_values[t],
-                last_values, carry, out_vs[t], out_pg[t], g, rb, cb, z)
-    for t in range(T - 2, -1, -1):
-        _vtrace_row(behaviour_logp[t], target_logp[t], rewards[t], values[t], terminated[t], truncated[t],
-                    final_values[t], values[t + 1], carry, out_vs[t], out_pg[t], g, rb, cb, z)
+    for t in range(T - 1, -1, -1):
+        bl = behaviour_logp[t]; tl = target_logp[t]; r = rewards[t]; v = values[t]
+        te = terminated[t]; tr = truncated[t]; fv = final_values[t]
+        vn = last_values if t == T - 1 else values[t + 1]
+        ovs = out_vs[t]; opg = out_pg[t]
+        for n in range(N):
+            ratio = _exp(tl[n] - bl[n])
+            rho = min(rb, ratio); c = min(cb, ratio)
+            nxt = fv[n] if tr[n] else vn[n] + carry[n]
+            nxt = z if te[n] else nxt
+            opg[n] = rho * (r[n] + g * nxt - v[n])
+            nv = fv[n] if tr[n] else vn[n]
+            nv = z if te[n] else nv
+            cr = z if (te[n] | tr[n]) else carry[n]
+            a = rho * (r[n] + g * nv - v[n]) + g * c * cr
+            carry[n] = a
+            ovs[n] = v[n] + a
 
 # %% ../../nbs/11_ops.vtrace.ipynb #c012
 @njit(_sigs(nbt.int64, "FFFFBBFLfffFF"), cache=True)

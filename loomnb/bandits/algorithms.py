@@ -135,7 +135,7 @@ class BaseBandit:
 
     def __repr__(self): return f"{type(self).__name__}({self.params})"
 
-# %% ../../nbs/91_bandits.algorithms.ipynb #c011
+# %% ../../nbs/91_bandits.algorithms.ipynb #c014
 def _eps_probs(q: np.ndarray, eps: float) -> np.ndarray:
     "Epsilon-greedy action probabilities over the scores `q` (ties share the greedy mass)."
     best = q >= q.max() - 1e-12 * max(1.0, abs(q.max()))
@@ -179,7 +179,7 @@ class EpsilonGreedyBandit(_EpsilonMixin, BaseBandit):
         values[a] += (1.0 / counts[a] if self.params.sample_average else self.params.learning_rate) * td
         return {**w, "values": values, "counts": counts}, float(td)
 
-# %% ../../nbs/91_bandits.algorithms.ipynb #c014
+# %% ../../nbs/91_bandits.algorithms.ipynb #c017
 class _LinearSGD:
     schema = {"weights": ("K", "d"), "counts": ("K",)}
     learnable = ("weights",)
@@ -209,7 +209,7 @@ class ContextualBandit(_EpsilonMixin, _LinearSGD, BaseBandit):
         w, x, acts = self._inputs(weights, state_vector, available_actions)
         return self._eps_select(self.scores(w, x, acts), acts)
 
-# %% ../../nbs/91_bandits.algorithms.ipynb #c017
+# %% ../../nbs/91_bandits.algorithms.ipynb #c020
 def ridge_scores_ref(theta, A_inv, x, acts):
     "NumPy reference: mean estimate theta_a.x and variance x' A_a^-1 x for each action in `acts`."
     mu = theta[acts] @ x
@@ -286,7 +286,7 @@ def linucb_select_kernel(theta, A_inv, x, acts, alpha, scores):
         if scores[k] >= best - tol: ties += 1
     return ibest, ties, mu_best < mu_max
 
-# %% ../../nbs/91_bandits.algorithms.ipynb #c021
+# %% ../../nbs/91_bandits.algorithms.ipynb #c024
 class _RidgeBandit(BaseBandit):
     schema = {"A_inv": ("K", "d", "d"), "b": ("K", "d"), "theta": ("K", "d"), "counts": ("K",)}
     learnable = ("theta",)
@@ -326,7 +326,7 @@ class LinUCBBandit(_RidgeBandit):
         return int(acts[i]), {"algorithm": self.name, "exploration_triggered": bool(explored),
                               "propensity": 1.0 / ties, "scores": s}
 
-# %% ../../nbs/91_bandits.algorithms.ipynb #c023
+# %% ../../nbs/91_bandits.algorithms.ipynb #c026
 class LinearThompsonBandit(_RidgeBandit):
     "Linear Thompson sampling with per-action ridge posteriors N(theta_a, v^2 A_a^-1)."
     name = "linear_thompson"
@@ -353,7 +353,7 @@ class LinearThompsonBandit(_RidgeBandit):
         return int(acts[i]), {"algorithm": self.name, "exploration_triggered": bool(mu[i] < mu.max()),
                               "propensity": float(p[i]), "scores": s}
 
-# %% ../../nbs/91_bandits.algorithms.ipynb #c025
+# %% ../../nbs/91_bandits.algorithms.ipynb #c028
 def _softmax(s: np.ndarray, tau: float) -> np.ndarray:
     z = (s - s.max()) / tau; e = np.exp(z); return e / e.sum()
 
@@ -371,7 +371,7 @@ class SoftmaxBandit(_LinearSGD, BaseBandit):
         return int(acts[i]), {"algorithm": self.name, "exploration_triggered": bool(s[i] < s.max()),
                               "propensity": float(p[i]), "scores": s}
 
-# %% ../../nbs/91_bandits.algorithms.ipynb #c027
+# %% ../../nbs/91_bandits.algorithms.ipynb #c030
 ALGORITHMS: dict[str, type] = {c.name: c for c in (EpsilonGreedyBandit, ContextualBandit, LinUCBBandit,
                                                    LinearThompsonBandit, SoftmaxBandit)}
 RECOMMENDED_ALGORITHM = "linucb"
@@ -384,7 +384,7 @@ def make_algorithm(name: str, # Registry name, e.g. "linucb", "epsilon_greedy"
         raise ValueError(f"Unknown bandit algorithm {name!r}.{did_you_mean(name, ALGORITHMS)} Available: {', '.join(ALGORITHMS)}")
     return ALGORITHMS[name](params, **kwargs)
 
-# %% ../../nbs/91_bandits.algorithms.ipynb #c034
+# %% ../../nbs/91_bandits.algorithms.ipynb #c037
 def linear_problem(n_rounds: int, # Rounds T
                    dim: int=16, # Feature dimension d
                    n_actions: int=10, # Arms K

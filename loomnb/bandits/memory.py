@@ -352,7 +352,7 @@ class SQLiteRLMemory(_SQLiteExperiences):
             return f"v{target}"
         return self._txn(body)
 
-# %% ../../nbs/92_bandits.memory.ipynb #c032
+# %% ../../nbs/92_bandits.memory.ipynb #c035
 _LUA_CAS = """
 local rev = tonumber(redis.call('GET', KEYS[1]) or '0')
 if rev ~= tonumber(ARGV[1]) then return {0, rev, redis.call('GET', KEYS[2])} end
@@ -467,7 +467,7 @@ class _RedisCore(_MemoryBase):
             self.cas_retries += 1
             rev = int(res[1]); w = None if res[2] is None else self._decode(model_id, rev, res[2])
 
-# %% ../../nbs/92_bandits.memory.ipynb #c034
+# %% ../../nbs/92_bandits.memory.ipynb #c037
 class RedisRLMemory(_RedisCore):
     "Redis memory: optimistic compare-and-set updates in Lua, shared by any number of processes and hosts."
     async def store_experience(self, model_id, state_vector, action_index, reward, next_state_vector=None, **extra) -> str:
@@ -543,7 +543,7 @@ class RedisRLMemory(_RedisCore):
                                      self._k(model_id, "vermeta")], args=[target, blob], client=self._cli())
         return None if int(rev) == 0 else f"v{target}"
 
-# %% ../../nbs/92_bandits.memory.ipynb #c036
+# %% ../../nbs/92_bandits.memory.ipynb #c039
 class RedisServer:
     "A private redis-server on a free 127.0.0.1 port, started and stopped by the caller."
     def __init__(self, binary: str="redis-server"): # Name or path of the server executable

@@ -370,27 +370,44 @@ class ReinforcementLearningService:
     @property
     def algorithm_name(self) -> str: return getattr(self.algorithm, "name", type(self.algorithm).__name__)
 
-    async def get_action(self, model_id: str, state_vector, available_actions) -> tuple[int, dict]:
+    async def get_action(self,
+                         model_id: str, # The learning context, e.g. "homepage_banner"
+                         state_vector, # Context vector (any length, fixed per model)
+                         available_actions, # Action indices valid for this request
+                        ) -> tuple[int, dict]: # Chosen action and metadata (exploration_triggered, propensity, decision_id, ...)
         "Choose an action for `model_id` in context `state_vector` among `available_actions`."
         return await self.serving.get_action(model_id, state_vector, available_actions)
-    async def process_feedback(self, model_id: str, state_vector, action_index: int, reward: float,
-                               next_state_vector=None, *, propensity: float | None = None, available_actions=None,
-                               decision_id: str | None = None) -> float:
-        "Learn from one observed reward (online) or store it (batch); `decision_id` stops that decision waiting."
+    async def process_feedback(self,
+                               model_id: str, # The learning context
+                               state_vector, # Context the action was chosen in
+                               action_index: int, # Action that was taken
+                               reward: float, # Observed reward
+                               next_state_vector=None, # Context afterwards (stored; bandits do not bootstrap)
+                               *, propensity: float | None = None, # Logged probability of `action_index` (for off-policy scores)
+                               available_actions=None, # Actions that were offered (for off-policy scores)
+                               decision_id: str | None = None, # The decision's id, so it stops waiting for a delayed reward
+                              ) -> float: # TD error (online trainer) or nan (batch trainer)
+        "Learn from one observed reward (online) or store it (batch)."
         if decision_id is not None: self.joiner.pending.pop(decision_id, None)
         return await self.training.process_feedback(model_id, state_vector, action_index, reward, next_state_vector,
                                                     propensity=propensity, available_actions=available_actions)
-    async def record_reward(self, decision_id: str, reward: float) -> bool:
-        "Join a delayed reward to its decision; False when unknown or too late."
+    async def record_reward(self,
+                            decision_id: str, # `metadata["decision_id"]` from get_action
+                            reward: float, # The reward that arrived
+                           ) -> bool: # False when the id is unknown or its wait window has passed
+        "Join a delayed reward to its decision and learn from it."
         return await self.training.record_reward(decision_id, reward)
-    async def trigger_offline_training(self, model_id: str, batch_size: int=32) -> bool:
-        "Replay, gate and (if promoted) save + snapshot; True when new weights were promoted."
+    async def trigger_offline_training(self,
+                                       model_id: str, # The learning context
+                                       batch_size: int=32, # Experiences to sample (a `holdout_fraction` of them scores the gate)
+                                      ) -> bool: # True when new weights were promoted (saved and snapshotted)
+        "Replay a sampled batch into a candidate, gate it, and save + snapshot it if promoted."
         return await self.training.trigger_offline_training(model_id, batch_size)
     async def weight_health(self, model_id: str):
         "Health snapshot of the model's active weights."
         return self.algorithm.weight_health(await self.memory.load_weights(model_id) or {})
 
-# %% ../../nbs/94_bandits.service.ipynb #c030
+# %% ../../nbs/94_bandits.service.ipynb #c034
 class _Serving:
     def __init__(self, svc): self.svc = svc
     async def _weights(self, model_id):
@@ -423,7 +440,7 @@ class _Serving:
         svc.metrics.decision(name, model_id, bool(meta.get("exploration_triggered")), time.perf_counter() - t0, status)
         return a, meta
 
-# %% ../../nbs/94_bandits.service.ipynb #c032
+# %% ../../nbs/94_bandits.service.ipynb #c036
 class _Training:
     def __init__(self, svc): self.svc = svc
     async def process_feedback(self, model_id, state_vector, action_index, reward, next_state_vector=None, *,
@@ -472,7 +489,7 @@ class _Releases:
         svc.metrics.operation(svc.algorithm_name, "rollback", "success" if v else "no_target", time.perf_counter() - t0)
         return v
 
-# %% ../../nbs/94_bandits.service.ipynb #c034
+# %% ../../nbs/94_bandits.service.ipynb #c038
 def _normalized(self, model_id, x):
     if not self.settings.normalize_states: return x
     ns = self._norm.get(model_id)
@@ -489,7 +506,7 @@ async def _observe(self, model_id, x):
 ReinforcementLearningService._normalized = _normalized
 ReinforcementLearningService._observe = _observe
 
-# %% ../../nbs/94_bandits.service.ipynb #c036
+# %% ../../nbs/94_bandits.service.ipynb #c040
 class ReinforcementLearningFactory:
     "Root factory: builds a ReinforcementLearningService from settings."
     @classmethod

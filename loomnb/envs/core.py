@@ -211,6 +211,11 @@ class NativeVecEnv(VecEnv):
             self._eps[adtype] = ep
         return ep
 
+    def __getstate__(self):   # compiled entry points are not picklable: rebuilt on unpickling
+        return {k: v for k, v in self.__dict__.items() if k not in ("_ep", "_eps")}
+    def __setstate__(self, d):
+        self.__dict__.update(d); self._eps = {}; self._ep = self._entry(self._adtype)
+
     def _prepare(self, actions):
         "Validated, C-contiguous actions and the entry point for their dtype (the slow path of `step`)."
         a = np.ascontiguousarray(check_actions(self.name, self.single_action_space, self.num_envs, actions))

@@ -6,8 +6,6 @@ Docs: https://loomorg.github.io/loomnb/buffers.tokens.html.md"""
 
 # %% ../../nbs/24_buffers.tokens.ipynb #c002
 from __future__ import annotations
-import json
-from pathlib import Path
 from typing import NamedTuple
 import numpy as np
 from numba import njit
@@ -146,7 +144,7 @@ class VarLenStore:
         s, e = self._off[i], self._off[i + 1]
         return {"tokens": self._tok[s:e], **{k: v[s:e] for k, v in self._tf.items()}, **{k: v[i] for k, v in self._sf.items()}}
 
-# %% ../../nbs/24_buffers.tokens.ipynb #c011
+# %% ../../nbs/24_buffers.tokens.ipynb #c013
 def _check_idx(self, indices):
     idx = np.asarray(indices)
     if idx.ndim != 1 or idx.dtype.kind not in "iu" or len(idx) == 0:
@@ -193,7 +191,7 @@ def _packed(self, indices, max_length: int, pad_id: int=0) -> PackedBatch:
 
 VarLenStore._check_idx, VarLenStore.sample, VarLenStore.padded, VarLenStore.packed = _check_idx, _sample, _padded, _packed
 
-# %% ../../nbs/24_buffers.tokens.ipynb #c015
+# %% ../../nbs/24_buffers.tokens.ipynb #c017
 def padded_reference(store: VarLenStore, indices, pad_id=0):
     "Plain-Python padded tokens and per-token fields (the definition `VarLenStore.padded` is tested against)."
     seqs = [store[int(i)] for i in indices]

@@ -12,11 +12,12 @@ import numpy as np
 from gymnasium import spaces
 from ..core import did_you_mean
 from .core import VecEnv
-from .registry import BaseEnvironment, make
+from .registry import BaseEnvironment, make, register_environment
 
 # %% auto #0
 __all__ = ['DIFFICULTIES', 'CLASSIC_IDS', 'MathProblem', 'generate_problem', 'generate_problems', 'parse_answer',
-           'encode_problem', 'MathEnvironment', 'EnvironmentType', 'AsyncEnvironment', 'LoomRLGym']
+           'encode_problem', 'MathEnvironment', 'EnvironmentType', 'AsyncEnvironment', 'LoomRLGym',
+           'register_environment', 'BaseEnvironment']
 
 # %% ../../nbs/34_envs.loomgym.ipynb #c005
 DIFFICULTIES = ("beginner", "intermediate", "advanced", "expert")
@@ -152,6 +153,8 @@ class MathEnvironment(BaseEnvironment):
                 False, self.t >= self.max_steps, info)
 
 # %% ../../nbs/34_envs.loomgym.ipynb #c018
+_all_ = ["register_environment", "BaseEnvironment"]   # `from loomnb.envs.loomgym import *` gives the LoomOS names
+
 class EnvironmentType(str, enum.Enum):
     "Kinds of environments `LoomRLGym` creates."
     CLASSIC_CONTROL = "classic_control"
@@ -219,9 +222,14 @@ class LoomRLGym:
         c = dict(config or {})
         if env_type is EnvironmentType.MATH:
             env = MathEnvironment(c); seed = c.get("seed")
+        elif env_type is EnvironmentType.CUSTOM and "env" in c:   # a BaseEnvironment subclass (or instance) directly
+            e = c.pop("env"); seed = c.get("seed")
+            env = e(c) if isinstance(e, type) else e
+            if not hasattr(env, "step") or not hasattr(env, "reset"):
+                raise ValueError(f"LoomRLGym: config['env'] must be a BaseEnvironment subclass or instance, got {type(env).__name__}")
         else:
             id = c.pop("id", "CartPole-v1" if env_type is EnvironmentType.CLASSIC_CONTROL else None)
-            if id is None: raise ValueError("LoomRLGym: a CUSTOM environment needs config['id'] (a registered or gymnasium id)")
+            if id is None: raise ValueError("LoomRLGym: a CUSTOM environment needs config['id'] (a registered or gymnasium id) or config['env'] (a BaseEnvironment subclass)")
             if env_type is EnvironmentType.CLASSIC_CONTROL and id not in CLASSIC_IDS:
                 raise ValueError(f"LoomRLGym: {id!r} is not a classic control id; valid: {list(CLASSIC_IDS)}.{did_you_mean(id, CLASSIC_IDS)}")
             seed = c.pop("seed", None)

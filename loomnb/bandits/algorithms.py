@@ -106,11 +106,21 @@ class BaseBandit:
         "Synchronous `update`."
         raise NotImplementedError
 
-    async def predict(self, weights, state_vector, available_actions) -> tuple[int, dict]:
+    async def predict(self,
+                      weights, # The model's weights ({} or None on cold start); never modified
+                      state_vector, # Context vector
+                      available_actions, # Action indices valid for this request
+                     ) -> tuple[int, dict]: # Chosen action and metadata
         "Select an action among `available_actions`: (action, metadata with `exploration_triggered`, `propensity`)."
         return self.predict_sync(weights, state_vector, available_actions)
 
-    async def update(self, weights, state_vector, action_index, reward, next_state_vector=None) -> tuple[dict, float]:
+    async def update(self,
+                     weights, # The model's weights before the update; never modified
+                     state_vector, # Context the action was taken in
+                     action_index, # Action taken
+                     reward, # Observed reward
+                     next_state_vector=None, # Context afterwards (unused by bandits, kept for TD learners)
+                    ) -> tuple[dict, float]: # New weights and the TD error
         "New weights after `reward` for `action_index`, and the TD error (reward - prediction before the update)."
         return self.update_sync(weights, state_vector, action_index, reward, next_state_vector)
 

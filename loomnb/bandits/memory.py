@@ -248,7 +248,11 @@ class _SQLiteCore(_MemoryBase):
     def _load_rev(self, model_id):
         row = self._c.execute("SELECT rev FROM weights WHERE model_id = ?", (model_id,)).fetchone()
         return 0 if row is None else row[0]
-    async def atomic_update(self, model_id: str, fn: Callable, experience: dict | None = None) -> Any:
+    async def atomic_update(self,
+                            model_id: str, # The model whose weights change
+                            fn: Callable, # Pure `fn(weights or None) -> (new_weights or None, result)`
+                            experience: dict | None = None, # `store_experience` keyword arguments, stored in the same transaction
+                           ) -> Any: # `result` from `fn`
         "In one transaction: `new, out = fn(weights)`; save `new` unless None; store `experience`; return `out`."
         def body():
             rev, w = self._load(model_id)

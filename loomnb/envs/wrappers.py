@@ -80,6 +80,12 @@ class VecNormalize(VecEnvWrapper):
         if self.training and self.norm_obs: self.obs_rms.update(obs)
         return self.normalize_obs(obs), info
 
+    def reset_envs(self, mask):
+        "Reset the copies where `mask`; returns normalised observations of all copies."
+        obs = self.env.reset_envs(mask)
+        self.returns[np.asarray(mask, np.bool_)] = 0.0; self._raw_obs = obs
+        return self.normalize_obs(obs)
+
     def step(self, actions):
         "Step, update statistics when training, and return normalised observations and rewards."
         obs, rew, term, trunc, info = self.env.step(actions)

@@ -134,3 +134,28 @@ def test_storage_outage_opens_circuit(tmp_path):
         assert time.perf_counter() - t0 < 0.01
         assert rl.resilience.retries_done == 4
     asyncio.run(run())
+
+
+def test_redis_lock_provider_excludes(redis_url):
+    "The distributed lock serialises holders of one key and the online trainer runs under it."
+    import redis.asyncio as aioredis
+    from loomnb.bandits.service import RedisLockProvider
+    async def run():
+        client = aioredis.Redis.from_url(redis_url)
+        locks = RedisLockProvider(client, ttl=5.0)
+        inside, peak = 0, 0
+        async def worker():
+            nonlocal inside, peak
+            for _ in range(20):
+                async with locks.lock("m"):
+                    inside += 1; peak = max(peak, inside); await asyncio.sleep(0); inside -= 1
+        await asyncio.gather(*(worker() for _ in range(4)))
+        assert peak == 1 and not await client.exists("loomnb:ai:rl:lock:m")  # released
+        rl = make({"default_algorithm": "epsilon_greedy", "memory": {"backend": "redis", "redis_url": redis_url,
+                   "weights_namespace": "t:lock:w", "experience_collection_name": "t:lock:e"}},
+                  lock_provider=locks, registry=CollectorRegistry())
+        await rl.connect(background=False)
+        await asyncio.gather(*(rl.process_feedback("m", [1.0], i % 2, 1.0) for i in range(50)))
+        assert int((await rl.memory.load_weights("m"))["counts"].sum()) == 50
+        await rl.close(); await client.aclose()
+    asyncio.run(run())

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 # %% auto #0
-__all__ = ['ReplayBatch', 'ring_write', 'gather_rows', 'uniform_indices', 'ReplayBuffer']
+__all__ = ['ReplayBatch', 'ring_write', 'gather_rows', 'uniform_indices', 'sample_rows', 'ReplayBuffer']
 
 # %% ../../nbs/21_buffers.replay.ipynb #c006
 class ReplayBatch(NamedTuple):
@@ -116,6 +116,13 @@ def uniform_indices(u, size):
     out = np.empty(u.shape[0], np.int64)
     for b in range(u.shape[0]): out[b] = min(np.int64(u[b] * size), size - 1)
     return out
+
+@njit(cache=True, nogil=True)
+def sample_rows(u, size, O, NO, A, R, TE, TR, D):
+    "`uniform_indices` then `gather_rows` in one call (one dispatch); returns (idx, o, no, a, r, te, tr, d) (raw kernel)."
+    idx = uniform_indices(u, size)
+    o, no, a, r, te, tr, d = gather_rows(idx, O, NO, A, R, TE, TR, D)
+    return idx, o, no, a, r, te, tr, d
 
 # %% ../../nbs/21_buffers.replay.ipynb #c014
 class ReplayBuffer:
@@ -248,8 +255,14 @@ class ReplayBuffer:
     def sample(self, batch_size: int, rng: np.random.Generator|int|None=None) -> ReplayBatch:
         "Draw `batch_size` transitions uniformly (with replacement) using `rng`."
         self._check_batch(batch_size)
-        idx = uniform_indices(_check_rng(rng, self.rng).random(batch_size), self.size)
-        return self._gather(idx, np.ones(batch_size, np.float32))
+        u = _check_rng(rng, self.rng).random(batch_size)
+        if self.optimize_memory or type(self)._gather is not ReplayBuffer._gather:
+            return self._gather(uniform_indices(u, self.size), np.ones(batch_size, np.float32))
+        idx, o, no, a, r, te, tr, d = sample_rows(u, self.size, self._o2, self._no2, self._a2, self.rewards,
+                                                  self.terminated, self.truncated, self._d)
+        if self.obs.ndim != 2: o, no = o.reshape(batch_size, *self.obs_shape), no.reshape(batch_size, *self.obs_shape)
+        if self.actions.ndim != 2: a = a.reshape(batch_size, *self.action_shape)
+        return ReplayBatch(o, a, r, no, te, tr, np.ones(batch_size, np.float32), idx, d if self.store_discounts else None)
 
     def _check_batch(self, batch_size):
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
@@ -281,7 +294,7 @@ class ReplayBuffer:
         if self.optimize_memory: no = _shared_next_obs(self, idx)
         return ReplayBatch(o, a, r, no, te, tr, weights, idx, d if self.store_discounts else None)
 
-# %% ../../nbs/21_buffers.replay.ipynb #c021
+# %% ../../nbs/21_buffers.replay.ipynb #c026
 def _push_shared_obs(buf, o, a, r, no, te, tr, d):
     "optimize_memory push: obs stored once; episode ends and the newest step keep their own next_obs."
     B = o.shape[0]
@@ -334,7 +347,7 @@ def _shared_next_obs(buf, idx):
     if end.any(): nxt[end] = buf._final[f[end]]
     return nxt
 
-# %% ../../nbs/21_buffers.replay.ipynb #c026
+# %% ../../nbs/21_buffers.replay.ipynb #c031
 _FORMAT, _VERSION = "loomnb.replay", 1
 
 def _state(buf) -> tuple[dict, dict]:
@@ -379,7 +392,7 @@ def _read(path, cls_name) -> tuple[dict, dict]:
         raise ValueError(f"`path` holds a {meta.get('cls')}, not a {cls_name}: load it with {meta.get('cls')}.load")
     return meta, arr
 
-# %% ../../nbs/21_buffers.replay.ipynb #c027
+# %% ../../nbs/21_buffers.replay.ipynb #c032
 def _expect(arr, name, shape, dtype):
     a = arr.get(name)
     if a is None: raise ValueError(f"`path`: array `{name}` is missing")

@@ -1,6 +1,9 @@
 """Benchmark loomnb.ops kernels against rlox (and a memory-copy floor), in one process, alternating, median of repeats.
 
-Usage:  python bench/bench_ops.py [--repeats 15] [--only gae,vtrace,grpo,kl,small] [--markdown]
+Usage:  python bench/bench_ops.py [--repeats 15] [--only gae,vtrace,grpo,kl,small]
+Times are wall time (rlox runs some kernels on several threads, so CPU time of the calling thread would flatter it);
+the table gives the median over repeats and, in brackets, the ratio of the best repeats (less sensitive to other load
+on a shared machine). The copy floor is np.copyto of half the bytes the GAE kernel reads plus writes.
 Needs:  pip install rlox   (the `bench` extra)
 Layouts: loomnb is time-major [T, N]; rlox's batched GAE wants flat env-major arrays, so it is timed on its own layout
 (the transpose is prepared outside the timed region). rlox.compute_vtrace is 1-D only: it is timed on the whole
@@ -17,7 +20,7 @@ try: import rlox
 except ImportError: rlox = None
 
 def _per_call(f, budget=0.02):
-    "Seconds per call of `f`, from a loop sized to take about `budget` seconds."
+    "Wall seconds per call of `f`, from a loop sized to take about `budget` seconds."
     n = 1
     while True:
         t0 = time.perf_counter()
@@ -27,12 +30,12 @@ def _per_call(f, budget=0.02):
         n = n * 2 if t < budget / 8 else int(n * budget / t) + 1
 
 def compare(fns, repeats):
-    "Median per-call seconds of each named function, alternating between them within every repeat."
+    "Median and minimum per-call seconds of each named function, alternating between them within every repeat."
     for f in fns.values(): f()  # warm up / compile
     times = {k: [] for k in fns}
     for _ in range(repeats):
         for k, f in fns.items(): times[k].append(_per_call(f))
-    return {k: statistics.median(v) for k, v in times.items()}
+    return {k: (statistics.median(v), min(v)) for k, v in times.items()}
 
 def _fmt(s): return f"{s * 1e6:9.1f}"
 
@@ -92,8 +95,11 @@ def bench_small(rows, repeats):
     fns = {"loomnb": lambda: gae(r, v, te, tr, fv, lv, 0.99, 0.95),
            "raw kernel": lambda: gae_kernel(r, v, te, tr, fv, lv, 0.99, 0.95, oa, orr)}
     if rlox is not None: fns["rlox"] = lambda: rlox.compute_gae(r64, v64, d64, 0.0, 0.99, 0.95)
+    r1 = [np.ascontiguousarray(x[:, 0]) for x in (r, v, te, tr, fv)]
+    fns["loomnb [T]"] = lambda: gae(r1[0], r1[1], r1[2], r1[3], r1[4], 0.0, 0.99, 0.95)
     m = compare(fns, repeats)
     rows.append(("GAE small T=128, N=1 (wrapper)", m["loomnb"], m.get("rlox"), None, "rlox.compute_gae (1-D)"))
+    rows.append(("GAE small [T=128] trajectory (wrapper)", m["loomnb [T]"], m.get("rlox"), None, "rlox.compute_gae (1-D)"))
     rows.append(("GAE small T=128, N=1 (raw gae_kernel)", m["raw kernel"], m.get("rlox"), None, "rlox.compute_gae (1-D)"))
 
 BENCHES = dict(gae=bench_gae, vtrace=bench_vtrace, grpo=bench_grpo, kl=bench_kl, small=bench_small)
@@ -107,11 +113,11 @@ def main():
     for k in a.only.split(","): BENCHES[k](rows, a.repeats)
     print(f"numpy {np.__version__}, numba {numba.__version__}, rlox {getattr(rlox, '__version__', 'n/a')}, "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus; median of {a.repeats} alternating repeats")
-    print("| case | loomnb (us) | peer (us) | peer / loomnb | copy floor (us) | loomnb / floor | peer |")
+    print("| case | loomnb (us) | peer (us) | peer / loomnb (best) | copy floor (us) | loomnb / floor (best) | peer |")
     print("|---|---:|---:|---:|---:|---:|---|")
     for name, ours, peer, floor, pname in rows:
-        ratio = f"{peer / ours:.2f}x" if peer else "n/a"
-        fl = f"{_fmt(floor)} | {ours / floor:.2f}x" if floor else " | "
-        print(f"| {name} | {_fmt(ours)} | {_fmt(peer) if peer else 'n/a'} | {ratio} | {fl} | {pname} |")
+        ratio = f"{peer[0] / ours[0]:.2f}x ({peer[1] / ours[1]:.2f}x)" if peer else "n/a"
+        fl = f"{_fmt(floor[0])} | {ours[0] / floor[0]:.2f}x ({ours[1] / floor[1]:.2f}x)" if floor else " | "
+        print(f"| {name} | {_fmt(ours[0])} | {_fmt(peer[0]) if peer else 'n/a'} | {ratio} | {fl} | {pname} |")
 
 if __name__ == "__main__": main()

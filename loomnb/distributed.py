@@ -477,6 +477,9 @@ def distribute_algorithm(algo, # An `Algorithm` instance (e.g. `trainer.algo`), 
                         ) -> dict: # What was done: {"broadcast": [...], "ddp": [...], "synced_optimizers": [...]}
     "Make `algo` data-parallel: broadcast its networks, DDP for its on-policy policy, gradient averaging elsewhere."
     done = {"broadcast": [], "ddp": [], "synced_optimizers": []}
+    if getattr(algo, "data_parallel", True) is False:
+        raise ValueError(f"distribute_algorithm: {type(algo).__name__} brings its own parallelism "
+                         "(data_parallel=False) and cannot be run on several torchrun ranks")
     if not _is_dist(): return done
     if getattr(getattr(algo, "config", None), "target_kl", None) is not None:
         raise ValueError(f"distribute_algorithm: {type(algo).__name__} with `target_kl` is not supported with several ranks: "
@@ -655,12 +658,21 @@ def sync_report(trainer: DistributedTrainer) -> dict:
     return {"rank": world().rank, "max_param_diff": max_param_diff(holder),
             "params_sum": float(sum(p.detach().double().sum() for p in holder.parameters())), "distributed": trainer.distributed}
 
-def check_data_parallel(specs: list[dict], # Each {"algo", "env", "timesteps", "config"} (optional "seed")
+def _stop_at(iteration: int):
+    "A callback returning False (stop) once `iteration` iterations are done."
+    from loomnb.learner import Callback
+    class StopAt(Callback):
+        def after_iteration(self, state): return state.iteration < iteration
+    return StopAt()
+
+def check_data_parallel(specs: list[dict], # Each {"algo", "env", "timesteps", "config"}; optional "seed", and
+                                           # "stop_rank"/"stop_iteration": that rank alone stops after that iteration
                        ) -> list[dict]:
     "Train each spec with `DistributedTrainer` on every rank; returns the summaries merged with `sync_report`."
     out = []
     for sp in specs:
-        tr = DistributedTrainer(sp["algo"], sp["env"], sp.get("seed", 0), sp.get("config") or {})
+        cbs = [_stop_at(sp["stop_iteration"])] if sp.get("stop_rank") == world().rank else []
+        tr = DistributedTrainer(sp["algo"], sp["env"], sp.get("seed", 0), sp.get("config") or {}, callbacks=cbs)
         res = tr.train(int(sp["timesteps"])); res.update(sync_report(tr), algo=sp["algo"]); out.append(res)
     return out
 

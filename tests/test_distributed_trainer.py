@@ -47,7 +47,8 @@ def test_ppo_two_ranks_identical_params_and_both_contribute(tmp_path):
 def test_a2c_and_sac_two_ranks_stay_in_sync(tmp_path):
     "A2C goes through DDPPolicy, SAC through the optimiser hooks (actor, critic, temperature): both stay identical."
     from loomnb.distributed import launch
-    specs = [{"algo": "a2c", "env": "CartPole-v1", "timesteps": 2048, "config": {"n_envs": 4, "n_steps": 16}},
+    specs = [{"algo": "a2c", "env": "CartPole-v1", "timesteps": 2048, "config": {"n_envs": 4, "n_steps": 16},
+              "stop_rank": 1, "stop_iteration": 5},  # a callback stops rank 1 only: both ranks must stop together
              {"algo": "sac", "env": "Pendulum-v1", "timesteps": 600,
               "config": {"learning_starts": 200, "batch_size": 64, "buffer_size": 2000}}]
     rc = launch(["check", "--specs", json.dumps(specs), "--out", str(tmp_path), "--timeout-s", "120"], 2,
@@ -61,3 +62,5 @@ def test_a2c_and_sac_two_ranks_stay_in_sync(tmp_path):
         assert x0["max_param_diff"] == 0.0 and x0["params_sum"] == x1["params_sum"], x0["algo"]
         assert min(x0["rank_steps"]) > 0 and len(set(x0["rank_env_seeds"])) == 2
     assert sac["n_updates"] > 0  # gradient steps happened (learning_starts passed on both ranks)
+    assert a2c["rank_steps"] == [5 * 64, 5 * 64] and a2c["stop_reason"] == "another rank stopped"
+    assert r1[0]["stop_reason"].startswith("StopAt")

@@ -178,6 +178,7 @@ class IMPALA(Algorithm):
     "IMPALA: spawned actor processes, a queue of trajectories, a V-trace learner with shared-memory parameters."
     config_cls = ImpalaConfig
     action_spaces = ("Discrete", "Box")
+    data_parallel = False  # its own actor processes; `loomnb.distributed.DistributedTrainer` refuses it
 
     def __init__(self, env, config: ImpalaConfig, device="cpu", policy=None):
         super().__init__(env, config, device)

@@ -15,7 +15,7 @@ from .core import VecEnv
 from .registry import BaseEnvironment, make, register_environment
 
 # %% auto #0
-__all__ = ['DIFFICULTIES', 'CLASSIC_IDS', 'MathProblem', 'generate_problem', 'generate_problems', 'parse_answer',
+__all__ = ['DIFFICULTIES', 'CLASSIC_IDS', 'MathProblem', 'generate_problem', 'generate_problems', 'parse_answer', 'math_reward',
            'encode_problem', 'MathEnvironment', 'EnvironmentType', 'AsyncEnvironment', 'LoomRLGym',
            'register_environment', 'BaseEnvironment']
 
@@ -92,6 +92,14 @@ def parse_answer(action) -> float | None:
     if a.size != 1 or a.dtype.kind not in "iuf": return None
     return float(a.reshape(()))
 
+def math_reward(problem: MathProblem, # The problem that was posed
+                completion, # The answer: a number or text (e.g. an LLM completion)
+                correct: float=1.0, # Reward for the right answer
+                wrong: float=0.0) -> float: # Reward otherwise (also when no number is found)
+    "Verifiable reward of an answer to `problem` (for LLM-RL on generated problems)."
+    a = parse_answer(completion)
+    return correct if a is not None and a == problem.answer else wrong
+
 # %% ../../nbs/34_envs.loomgym.ipynb #c013
 def encode_problem(p: MathProblem) -> np.ndarray:
     "Fixed-size float32 code of a problem: 3 operands / 100, then 2 one-hot operator slots of 5 (+ - * / none)."
@@ -144,7 +152,7 @@ class MathEnvironment(BaseEnvironment):
         "Score the answer to the current problem, then pose the next one."
         if self.problem is None: raise RuntimeError("MATH: call reset() before step()")
         ans = parse_answer(action)
-        correct = ans is not None and ans == self.problem.answer
+        correct = math_reward(self.problem, action) == 1.0
         info = {"correct": bool(correct), "answer": self.problem.answer, "given": ans, "problem": self.problem}
         self.t += 1
         self.problem = generate_problem(self.np_random, self.difficulty)

@@ -5,6 +5,9 @@
 Every configuration runs in its own fresh process(es), the configurations alternate within each repeat, and the table
 shows medians of env-steps/s over the training time (`sps` of the summary: process start-up excluded for torchrun
 ranks). IMPALA "cold" includes its actors' start-up (it happens inside train()); "warm" starts them first.
+The CPU column is the CPU time all processes of a configuration spent training, per 1000 env steps: on a machine shared
+with other work, wall-clock ratios say how much CPU the job got, the CPU cost says what the job itself needs
+(equal CPU cost with 2 ranks means DDP added no work; the wall-clock speedup then depends on having 2 free cores).
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 from pathlib import Path
@@ -18,26 +21,32 @@ def torchrun_ppo(nproc, steps):
                "loomnb.distributed", "train", "--algo", "ppo", "--env", "CartPole-v1", "--timesteps", str(steps),
                "--config", json.dumps(PPO), "--out", d]
         subprocess.run(cmd, env=ENV, check=True, capture_output=True)
-        return json.loads((Path(d) / "rank0.json").read_text())["sps"]
+        r = json.loads((Path(d) / "rank0.json").read_text())
+        return r["sps"], 1000 * sum(r["rank_cpu_s"]) / r["total_timesteps"]
 
 SINGLE = """
-import json, sys, torch
+import json, resource, sys, time, torch
 from loomnb.learner import Trainer
+def _children():
+    u = resource.getrusage(resource.RUSAGE_CHILDREN); return u.ru_utime + u.ru_stime
 def main():
     torch.set_num_threads(1)
     algo, steps, cfg, warm = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4] == "1"
     t = Trainer(algo, "CartPole-v1", seed=0, config=cfg)
     if warm: t.algo.start(wait=True)  # IMPALA: actors running before the clock starts
-    print(json.dumps(t.train(steps)["sps"]))
+    c0, ch0 = time.process_time(), _children()
+    s = t.train(steps)  # IMPALA's actors are joined at the end of the budget, so their CPU shows in RUSAGE_CHILDREN
+    cpu = time.process_time() - c0 + _children() - ch0
+    print(json.dumps([s["sps"], 1000 * cpu / s["total_timesteps"]]))
 if __name__ == "__main__": main()
 """
 
 def single(algo, steps, cfg, warm=False):
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f: f.write(SINGLE)
     try:
-        out = subprocess.run([sys.executable, f.name, algo, str(steps), json.dumps(cfg), str(int(warm))], env=ENV, check=True,
-                             capture_output=True, text=True).stdout
-        return float(out.strip().splitlines()[-1])
+        out = subprocess.run([sys.executable, f.name, algo, str(steps), json.dumps(cfg), str(int(warm))], env=ENV,
+                             check=True, capture_output=True, text=True).stdout
+        return tuple(json.loads(out.strip().splitlines()[-1]))
     finally: os.unlink(f.name)
 
 def main():
@@ -45,19 +54,22 @@ def main():
     ap.add_argument("--steps", type=int, default=32768); ap.add_argument("--impala-steps", type=int, default=40000)
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()
+    IMP = {"n_actors": 2, "n_envs": 8}
     runs = {"ppo, 1 process (Trainer)": lambda: single("ppo", a.steps, PPO),
             "ppo, torchrun 1 rank": lambda: torchrun_ppo(1, a.steps),
             "ppo, torchrun 2 ranks": lambda: torchrun_ppo(2, a.steps),
-            "impala, 2 actors + learner (cold)": lambda: single("impala", a.impala_steps, {"n_actors": 2, "n_envs": 8}),
-            "impala, 2 actors + learner (warm)": lambda: single("impala", a.impala_steps, {"n_actors": 2, "n_envs": 8}, True)}
+            "impala, 2 actors + learner (cold)": lambda: single("impala", a.impala_steps, IMP),
+            "impala, 2 actors + learner (warm)": lambda: single("impala", a.impala_steps, IMP, True)}
     res = {k: [] for k in runs}
     for r in range(a.repeats):
-        for k, f in runs.items(): res[k].append(f()); print(f"repeat {r}: {k}: {res[k][-1]:.0f} steps/s", file=sys.stderr)
-    med = {k: statistics.median(v) for k, v in res.items()}
-    base = med["ppo, 1 process (Trainer)"]
-    print(f"\nCartPole-v1, {os.cpu_count()} CPUs, medians of {a.repeats} repeats (env-steps/s, global over ranks/actors)\n")
-    print("| configuration | steps/s | vs 1-process PPO | vs torchrun 1 rank |\n|---|---:|---:|---:|")
-    for k, v in med.items():
-        print(f"| {k} | {v:,.0f} | {v / base:.2f}x | {v / med['ppo, torchrun 1 rank']:.2f}x |")
+        for k, f in runs.items():
+            res[k].append(f()); print(f"repeat {r}: {k}: {res[k][-1][0]:.0f} steps/s, {res[k][-1][1]:.3f} CPU-s/1k steps", file=sys.stderr)
+    med = {k: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for k, v in res.items()}
+    base, one = med["ppo, 1 process (Trainer)"][0], med["ppo, torchrun 1 rank"]
+    print(f"\nCartPole-v1, {os.cpu_count()} CPUs, load average at the end {os.getloadavg()[0]:.1f}, "
+          f"medians of {a.repeats} repeats (env-steps/s, global over ranks/actors)\n")
+    print("| configuration | steps/s | vs 1-process PPO | vs torchrun 1 rank | CPU-s per 1k steps |\n|---|---:|---:|---:|---:|")
+    for k, (v, c) in med.items():
+        print(f"| {k} | {v:,.0f} | {v / base:.2f}x | {v / one[0]:.2f}x | {c:.3f} |")
 
 if __name__ == "__main__": main()

@@ -570,10 +570,11 @@ def _dt_train(self, total_timesteps: int, # Global env-step budget, split evenly
     if isinstance(total_timesteps, bool) or not isinstance(total_timesteps, (int, np.integer)) or total_timesteps < 1:
         raise ValueError(f"`total_timesteps` must be a positive int, got {total_timesteps!r}")
     n = self.info.world_size if _is_dist() else 1
+    c0 = time.process_time()
     out = self.trainer.train(-(-int(total_timesteps) // n))
     s = self.trainer.state
     mine = {"steps": s.global_step, "episodes": s.episodes, "env_seed": self.env_seed,
-            "mean_reward": s.mean_reward, "max_param_diff": None}
+            "mean_reward": s.mean_reward, "cpu_s": time.process_time() - c0}
     nums = reduce_metrics(out)
     per = [mine]
     if _is_dist(): per = [None] * n; dist.all_gather_object(per, mine)
@@ -581,6 +582,7 @@ def _dt_train(self, total_timesteps: int, # Global env-step budget, split evenly
         if k in nums: nums[k] *= n
     nums.update(rank_steps=[p["steps"] for p in per], rank_episodes=[p["episodes"] for p in per],
                 rank_env_seeds=[p["env_seed"] for p in per], rank_mean_reward=[p["mean_reward"] for p in per],
+                rank_cpu_s=[p["cpu_s"] for p in per],
                 world_size=n, stop_reason=out.get("stop_reason", ""))
     return nums
 

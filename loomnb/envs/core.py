@@ -53,6 +53,7 @@ def _canon(v):
     "JSON-able canonical form of a spec value (sorted dicts, lists for tuples, qualified names for callables)."
     if isinstance(v, dict): return {str(k): _canon(v[k]) for k in sorted(v, key=str)}
     if isinstance(v, (list, tuple)): return [_canon(x) for x in v]
+    if isinstance(v, np.bool_): return bool(v)
     if isinstance(v, (np.integer,)): return int(v)
     if isinstance(v, (np.floating,)): return float(v)
     if isinstance(v, np.ndarray): return _canon(v.tolist())

@@ -354,7 +354,7 @@ class ReinforcementLearningService:
         if background and self._flusher is None and self.settings.reward_wait_seconds > 0:
             self._flusher = asyncio.create_task(self._flush_loop())
     async def close(self) -> None:
-        "Stop background work, resolve pending decisions with the default reward, close the memory."
+        "Stop background work and close the memory (decisions still waiting for a reward in this process are dropped)."
         if self._flusher is not None: self._flusher.cancel(); self._flusher = None
         await self.memory.close()
     async def _flush_loop(self):

@@ -1,6 +1,6 @@
 """Benchmark loomnb.ops kernels against rlox (and a memory-copy floor), in one process, alternating, median of repeats.
 
-Usage:  python bench/bench_ops.py [--repeats 15] [--only gae,vtrace,grpo,kl,small]
+Usage:  python bench/bench_ops.py [--repeats 15] [--only gae,vtrace,grpo,kl,small,stats]
 Times are wall time (rlox runs some kernels on several threads, so CPU time of the calling thread would flatter it);
 the table gives the median over repeats and, in brackets, the ratio of the best repeats (less sensitive to other load
 on a shared machine). The copy floor is np.copyto of half the bytes the GAE kernel reads plus writes.
@@ -15,6 +15,7 @@ import numba
 from loomnb.ops.returns import gae, gae_kernel, _random_rollout
 from loomnb.ops.vtrace import vtrace
 from loomnb.ops.llm import group_advantages, token_kl
+from loomnb.ops.stats import RunningMeanStd
 
 try: import rlox
 except ImportError: rlox = None
@@ -102,7 +103,18 @@ def bench_small(rows, repeats):
     rows.append(("GAE small [T=128] trajectory (wrapper)", m["loomnb [T]"], m.get("rlox"), None, "rlox.compute_gae (1-D)"))
     rows.append(("GAE small T=128, N=1 (raw gae_kernel)", m["raw kernel"], m.get("rlox"), None, "rlox.compute_gae (1-D)"))
 
-BENCHES = dict(gae=bench_gae, vtrace=bench_vtrace, grpo=bench_grpo, kl=bench_kl, small=bench_small)
+def bench_stats(rows, repeats):
+    for B, D in ((64, 17), (4096, 64)):
+        x = np.random.default_rng(6).normal(size=(B, D))
+        ours, flat = RunningMeanStd((D,)), x.reshape(-1)
+        fns = {"loomnb": lambda: ours.update(x)}
+        if rlox is not None:
+            theirs = rlox.RunningStatsVec(D)
+            fns["rlox"] = lambda: theirs.batch_update(flat, B)
+        m = compare(fns, repeats)
+        rows.append((f"RunningMeanStd.update [{B}, {D}] float64", m["loomnb"], m.get("rlox"), None, "rlox.RunningStatsVec.batch_update"))
+
+BENCHES = dict(gae=bench_gae, vtrace=bench_vtrace, grpo=bench_grpo, kl=bench_kl, small=bench_small, stats=bench_stats)
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

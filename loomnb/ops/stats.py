@@ -44,6 +44,12 @@ def merge_moments_kernel(mean, var, count, b_mean, b_var, b_count):
         var[d] = (var[d] * count + b_var[d] * b_count + delta * delta * count * wb) / tot
     return tot
 
+@njit(cache=True)
+def _update_kernel(x, mean, var, b_mean, b_var, count):
+    "Batch moments of `x` [B, D] merged into `mean`/`var`; returns the new count, or -1 if `x` is not finite."
+    if not _batch_moments(x, b_mean, b_var): return -1.0
+    return merge_moments_kernel(mean, var, count, b_mean, b_var, float(x.shape[0]))
+
 # %% ../../nbs/13_ops.stats.ipynb #c007
 class RunningMeanStd:
     "Per-dimension running mean/variance of a stream of batches (Welford/Chan), with normalisation and state dicts."
@@ -65,15 +71,17 @@ class RunningMeanStd:
 
     def update(self, batch:np.ndarray): # [B, *shape] samples (any real dtype)
         "Fold a batch of samples into the running moments."
-        x = np.asarray(batch)
-        if x.shape[1:] != self.shape or x.ndim != len(self.shape) + 1:
-            raise ValueError(f"RunningMeanStd.update: `batch` must have shape [B, *{self.shape}], got {x.shape}")
-        if x.dtype.kind not in "fiub": raise ValueError(f"RunningMeanStd.update: `batch` must be real, got {x.dtype}")
-        if x.shape[0] == 0: return self
-        x2 = np.ascontiguousarray(x.reshape(x.shape[0], self._d))
-        if not _batch_moments(x2, self._bm, self._bv):
-            raise ValueError("RunningMeanStd.update: `batch` contains NaN or inf")
-        self.count = merge_moments_kernel(self._mean, self._var, self.count, self._bm, self._bv, float(x.shape[0]))
+        x = batch
+        if not (type(x) is np.ndarray and x.shape[1:] == self.shape and x.dtype.kind == "f" and x.flags.c_contiguous and len(x)):
+            x = np.asarray(batch)
+            if x.shape[1:] != self.shape or x.ndim != len(self.shape) + 1:
+                raise ValueError(f"RunningMeanStd.update: `batch` must have shape [B, *{self.shape}], got {x.shape}")
+            if x.dtype.kind not in "fiub": raise ValueError(f"RunningMeanStd.update: `batch` must be real, got {x.dtype}")
+            if x.shape[0] == 0: return self
+            x = np.ascontiguousarray(x, np.float64 if x.dtype.kind != "f" else x.dtype)
+        c = _update_kernel(x.reshape(len(x), self._d), self._mean, self._var, self._bm, self._bv, self.count)
+        if c < 0: raise ValueError("RunningMeanStd.update: `batch` contains NaN or inf")
+        self.count = c
         return self
 
     def merge(self, other:RunningMeanStd): # moments of another stream of the same shape

@@ -205,7 +205,8 @@ def cmd_runs(a) -> int:
         d = reg.df(**({"status": a.status} if a.status else {}))
         if a.json: print(d.tail(a.limit).to_json(orient="records")); return 0
         if not len(d): print(f"no runs in {reg.path}"); return 0
-        cols = ["id", "status", "kind", "algo", "env_id", "seed", "started_at", "duration_s"] + [c for c in d.columns if c.startswith("metrics.")][:3]
+        pref = [c for c in ("metrics.mean_reward", "metrics.eval/mean_return") if c in d.columns]
+        cols = ["id", "status", "kind", "algo", "env_id", "seed", "started_at", "duration_s"] + (pref or [c for c in d.columns if c.startswith("metrics.")][:2])
         print(d[cols].tail(a.limit).to_string(index=False)); return 0
     if a.runs_cmd == "rerun":
         from loomnb.runner import rerun, deterministic_metrics

@@ -166,7 +166,8 @@ def _gather(recs, out_dir):
     import pandas as pd
     rows, curves = [], []
     for r in recs:
-        rows.append({"run_id": r["run_id"], "status": r["status"], "key": r["key"], **{f"params.{k}": v for k, v in r["params"].items()},
+        rows.append({"run_id": r["run_id"], "status": r["status"], "key": r["key"],
+                     **{f"params.{k}": (json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v) for k, v in r["params"].items()},
                      **{f"metrics.{k}": v for k, v in (r["metrics"] or {}).items() if not isinstance(v, (dict, list))},
                      "out_dir": r["out_dir"], "error": (r.get("error") or "")[-2000:] or None})
         c = Path(r["out_dir"])/"metrics.csv"

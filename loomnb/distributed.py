@@ -634,7 +634,8 @@ def _dt_from_checkpoint(cls, path, # Checkpoint written by `DistributedTrainer.s
     self = cls(ck["algo"], ck["env"]["id"], seed=ck.get("seed", 0), config=ck["config"], callbacks=callbacks,
                logger=logger, device=device, info=info)
     t, n = self.trainer, (info.world_size if _is_dist() else 1)
-    if mine is None and info.rank == 0: mine = {"env": ck["env"], "algo": ck["algo_state"], "train_state": ck["train_state"]}
+    if mine is None and info.rank == 0:
+        mine = {"env": ck["env"], "algo": ck["algo_state"], "train_state": ck["train_state"], "torch_rng": ck["rng"]["torch"]}
     t.algo.load_state_dict(from_safe(ck["algo_state"]))  # shared learner state (rank 0's)
     if mine is not None:  # this rank's own stream
         t.algo.load_state_dict(from_safe(mine["algo"])); _restore_env(t.env, mine["env"])
@@ -643,6 +644,7 @@ def _dt_from_checkpoint(cls, path, # Checkpoint written by `DistributedTrainer.s
     else:  # a rank the saved job did not have: fresh stream from its rank seed
         for obj in (t.algo, getattr(t.algo, "collector", None)):
             if obj is not None and hasattr(obj, "obs"): obj.obs = None
+        if hasattr(t.algo, "seed_rng"): t.algo.seed_rng(self.env_seed)  # not rank 0's minibatch/exploration stream
         if ck["env"].get("normalization") is not None: t.env.load_state_dict(from_safe(ck["env"]["normalization"]))
         t.state.load_state_dict({k: v for k, v in ck["train_state"].items() if k not in ("ep_returns", "ep_lengths", "episodes")})
     t.state.global_step = int(shared["global_step"]) // n  # (the rank states hold local counters)

@@ -126,6 +126,20 @@ class GymnasiumVecEnv(VecEnv):
         self._ret[done] = 0; self._len[done] = 0
         return obs, rew, term, trunc, info
 
+    def get_state(self) -> dict:
+        "Pickled copies of the sub-envs (sync mode only) plus episode counters."
+        if not hasattr(self._vec, "envs"): raise NotImplementedError(f"{self.name}: get_state needs vectorization_mode='sync'")
+        return {"id": self.name, "hash": self.spec.hash, "num_envs": self.num_envs, "ret": self._ret.copy(), "len": self._len.copy(),
+                "envs": np.frombuffer(pickle.dumps(self._vec.envs), np.uint8).copy()}
+
+    def set_state(self, d: dict):
+        "Restore a `get_state()` dict."
+        if not hasattr(self._vec, "envs"): raise NotImplementedError(f"{self.name}: set_state needs vectorization_mode='sync'")
+        if d.get("id") != self.name or d.get("num_envs") != self.num_envs or d.get("hash") != self.spec.hash:
+            raise ValueError(f"{self.name}: set_state got a state of {d.get('id')!r} (num_envs={d.get('num_envs')!r}, hash {d.get('hash')})")
+        self._vec.envs = pickle.loads(np.asarray(d["envs"], np.uint8).tobytes())
+        self._ret[:] = d["ret"]; self._len[:] = d["len"]; self._seed = None
+
     def reset_envs(self, mask):
         "Reset the copies where `mask`; returns all observations."
         mask = np.asarray(mask, np.bool_)

@@ -32,3 +32,15 @@ def test_rerun_of_recorded_cli_run(tmp_path, monkeypatch):
                            "config": {"n_envs": 2, "n_steps": 64, "batch_size": 32, "n_epochs": 2}}, registry=reg)
     again = rerun(m["run_id"], reg)
     assert deterministic_metrics(reg.get(m["run_id"])["metrics"]) == deterministic_metrics(again["metrics"])
+
+def test_cli_runs_rerun(tmp_path, monkeypatch, capsys):
+    from loomnb.cli import main, train_from_config
+    from loomnb.runs import RunRegistry
+    monkeypatch.chdir(tmp_path)
+    reg = RunRegistry(tmp_path / "registry.sqlite")
+    m = train_from_config({"algorithm": "ppo", "env": "CartPole-v1", "total_timesteps": 512, "seed": 4,
+                           "config": {"n_envs": 2, "n_steps": 64, "batch_size": 32, "n_epochs": 1}}, registry=reg)
+    capsys.readouterr()
+    assert main(["runs", "--registry", str(reg.path), "rerun", m["run_id"]]) == 0
+    assert "metrics reproduced exactly" in capsys.readouterr().out
+    assert len(reg.find(status="completed")) == 2

@@ -157,8 +157,9 @@ def bench_tokens(rows, repeats):
 
 def bench_mmap(rows, cap, d, a, repeats):
     tmp = tempfile.mkdtemp()
-    ours = MmapReplayBuffer(cap, (d,), (a,), path=os.path.join(tmp, "ours.rb"), hot_capacity=10_000)
-    rl = rlox.MmapReplayBuffer(10_000, cap, d, a, os.path.join(tmp, "rlox.bin")) if rlox else None
+    hot = min(10_000, cap // 2)
+    ours = MmapReplayBuffer(cap, (d,), (a,), path=os.path.join(tmp, "ours.rb"), hot_capacity=hot)
+    rl = rlox.MmapReplayBuffer(hot, cap, d, a, os.path.join(tmp, "rlox.bin")) if rlox else None
     _fill(cap, d, a, ours, rl, None, rl_flag=np.float32)     # rlox's mmap buffer takes float32 flags
     o, act, r, no, te, tr = _data(B, d, a, seed=1)
     teu, tru = te.astype(np.float32), tr.astype(np.float32)

@@ -1,0 +1,13 @@
+"Smoke test of bench/bench_buffers.py at a tiny capacity, so the benchmark keeps running as the buffers evolve."
+import os, subprocess, sys
+import pytest
+
+def test_bench_buffers_runs():
+    pytest.importorskip("rlox"); pytest.importorskip("cpprb")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, os.path.join(root, "bench", "bench_buffers.py"), "--capacity", "4096", "--repeats", "1"],
+                       capture_output=True, text=True, timeout=600, env={**os.environ, "NUMBA_NUM_THREADS": "1"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    for row in ("uniform sample(256) d=4", "push batch 256 d=17", "prioritized sample(256) d=17", "update_priorities(256) d=4",
+                "tree sample(256)+update(256)", "tokens packed(256, 2048)", "mmap sample(256) d=17"):
+        assert row in r.stdout, (row, r.stdout)

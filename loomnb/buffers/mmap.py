@@ -89,7 +89,7 @@ class MmapReplayBuffer(ReplayBuffer):
         self._reload_hot()
         return self
 
-# %% ../../nbs/22_buffers.mmap.ipynb #c010
+# %% ../../nbs/22_buffers.mmap.ipynb #c011
 def _fields(meta):
     o, a = tuple(meta["obs_shape"]), tuple(meta["action_shape"])
     f = [("obs", meta["obs_dtype"], o), ("next_obs", meta["obs_dtype"], o), ("actions", meta["action_dtype"], a),
@@ -139,7 +139,7 @@ def _reload_hot(self):
     self._hot_head = k % self.hot_capacity
 MmapReplayBuffer._reload_hot = _reload_hot
 
-# %% ../../nbs/22_buffers.mmap.ipynb #c012
+# %% ../../nbs/22_buffers.mmap.ipynb #c013
 def _push_batch(self, obs, action, reward, next_obs, terminated, truncated, discount=None):
     "Store a batch of B transitions: write through to the file, cache observations in RAM, commit."
     B = self._fast_size(obs, action, reward, next_obs, terminated, truncated, discount)

@@ -78,7 +78,7 @@ class OfflineDatasetBuffer(ReplayBuffer):
         b = super()._gather(idx, weights)
         return b._replace(obs=self.normalize_obs(b.obs), next_obs=self.normalize_obs(b.next_obs)) if self.normalize else b
 
-# %% ../../nbs/23_buffers.offline.ipynb #c009
+# %% ../../nbs/23_buffers.offline.ipynb #c012
 def _space_from_json(s, name):
     "(kind, shape, dtype, extra) of a Minari-serialized Box/Discrete space."
     d = json.loads(s) if isinstance(s, str) else s
@@ -98,7 +98,7 @@ def _data_dir(path) -> Path:
         if (c / "metadata.json").is_file(): return c
     raise ValueError(f"`path` {str(p)!r} is not a local Minari dataset (no metadata.json in it or in its data/ folder)")
 
-# %% ../../nbs/23_buffers.offline.ipynb #c012
+# %% ../../nbs/23_buffers.offline.ipynb #c015
 def _read_episodes(data: Path, meta: dict):
     "Yield (observations [T+1], actions, rewards, terminations, truncations) per episode, in id order."
     fmt, n = meta.get("data_format", "hdf5"), int(meta.get("total_episodes", 0))
@@ -126,7 +126,7 @@ def _read_episodes(data: Path, meta: dict):
             yield arr("observations"), arr("actions")[:-1], arr("rewards")[:-1], arr("terminations")[:-1], arr("truncations")[:-1]
     else: raise ValueError(f"`path`: unknown Minari data_format {fmt!r} (hdf5, arrow or parquet)")
 
-# %% ../../nbs/23_buffers.offline.ipynb #c013
+# %% ../../nbs/23_buffers.offline.ipynb #c016
 def load_minari(path, # A local Minari dataset directory (`<id>/` or `<id>/data/`); nothing is downloaded
                 normalize: bool=False, # Standardise observations with the dataset statistics
                 seed: int|None=None) -> OfflineDatasetBuffer:
@@ -151,7 +151,7 @@ def load_minari(path, # A local Minari dataset directory (`<id>/` or `<id>/data/
     buf.minari_spaces = (meta["observation_space"], meta["action_space"])   # kept for a faithful re-export
     return buf
 
-# %% ../../nbs/23_buffers.offline.ipynb #c015
+# %% ../../nbs/23_buffers.offline.ipynb #c018
 def _chronological(buf):
     "Slots of `buf` from oldest to newest."
     cap = getattr(buf, "_cap", buf.capacity) if buf.optimize_memory else buf.capacity
@@ -192,7 +192,7 @@ def _spaces(buf, observation_space, action_space):
         else: a = _space_to_json("Box", buf.action_shape, np.float32)
     return o, a
 
-# %% ../../nbs/23_buffers.offline.ipynb #c016
+# %% ../../nbs/23_buffers.offline.ipynb #c019
 def _write_hdf5(data: Path, eps):
     try: import h5py
     except ImportError: raise ValueError("`data_format`='hdf5' needs h5py (pip install h5py), or use 'arrow'") from None
@@ -241,7 +241,7 @@ def export_minari(source, # A ReplayBuffer (incl. prioritized, mmap, offline) to
     (data / "metadata.json").write_text(json.dumps(meta))
     return data
 
-# %% ../../nbs/23_buffers.offline.ipynb #c018
+# %% ../../nbs/23_buffers.offline.ipynb #c021
 def collect_dataset(env, # A loomnb VecEnv (reset/step per CONTRACTS, info["final_obs"] on episode ends)
                     policy, # Callable obs [N, *obs_shape] -> actions [N, ...] (numpy)
                     n_steps: int, # Steps per env

@@ -145,7 +145,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         min_tree_update(self.min_tree.tree, self.min_tree.offsets, i, np.where(p > 0, p, np.inf))
         self.max_priority = float(mp)
 
-# %% ../../nbs/21a_buffers.prioritized.ipynb #c010
+# %% ../../nbs/21a_buffers.prioritized.ipynb #c012
 def linear_beta(step: int, # Current training step
                 total_steps: int, # Step at which beta reaches `beta_final`
                 beta_start: float=0.4, # Beta at step 0
@@ -155,7 +155,7 @@ def linear_beta(step: int, # Current training step
     f = min(max(step / total_steps, 0.0), 1.0)
     return float(beta_start + f * (beta_final - beta_start))
 
-# %% ../../nbs/21a_buffers.prioritized.ipynb #c016
+# %% ../../nbs/21a_buffers.prioritized.ipynb #c018
 def per_reference(td_errors, alpha, beta, eps):
     "Reference probabilities P(i) and max-normalised IS weights from TD errors (NumPy, no trees)."
     p = (np.abs(np.asarray(td_errors, np.float64)) + eps) ** alpha

@@ -192,7 +192,7 @@ class SumTree:
         sum_tree_stratified(self.tree, self.offsets, rng.random(batch_size), out)
         return out
 
-# %% ../../nbs/12_ops.segment_tree.ipynb #c017
+# %% ../../nbs/12_ops.segment_tree.ipynb #c020
 class MinTree:
     "K-ary min tree over `capacity` values; empty leaves are +inf."
     def __init__(self, capacity: int): # Number of leaves
@@ -211,7 +211,7 @@ class MinTree:
         "Values at `indices`."
         return self.tree[:self.capacity][indices]
 
-# %% ../../nbs/12_ops.segment_tree.ipynb #c020
+# %% ../../nbs/12_ops.segment_tree.ipynb #c023
 class SumTreeRef:
     "Plain-Python sum tree: the definition `SumTree` is tested against."
     def __init__(self, capacity): self.p = [0.0] * capacity

@@ -20,13 +20,15 @@ from loomnb.ops.stats import RunningMeanStd
 try: import rlox
 except ImportError: rlox = None
 
-def _per_call(f, budget=0.02):
-    "Wall seconds per call of `f`, from a loop sized to take about `budget` seconds."
+NOTES = []
+
+def _per_call(f, budget=0.02, clock=time.perf_counter):
+    "Seconds per call of `f` (wall time by default), from a loop sized to take about `budget` seconds."
     n = 1
     while True:
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(n): f()
-        t = time.perf_counter() - t0
+        t = clock() - t0
         if t >= budget: return t / n
         n = n * 2 if t < budget / 8 else int(n * budget / t) + 1
 
@@ -102,6 +104,10 @@ def bench_small(rows, repeats):
     rows.append(("GAE small T=128, N=1 (wrapper)", m["loomnb"], m.get("rlox"), None, "rlox.compute_gae (1-D)"))
     rows.append(("GAE small [T=128] trajectory (wrapper)", m["loomnb [T]"], m.get("rlox"), None, "rlox.compute_gae (1-D)"))
     rows.append(("GAE small T=128, N=1 (raw gae_kernel)", m["raw kernel"], m.get("rlox"), None, "rlox.compute_gae (1-D)"))
+    # loomnb is single-threaded: its thread CPU time is its own cost, much less disturbed by other load than wall time
+    cpu = {k: min(_per_call(fns[k], clock=time.thread_time) for _ in range(repeats)) for k in ("loomnb", "loomnb [T]", "raw kernel")}
+    NOTES.append("GAE small-input CPU time per call (thread time, best of {} repeats): wrapper [128, 1] {:.2f} us, "
+                 "wrapper [128] {:.2f} us, raw gae_kernel {:.2f} us".format(repeats, *(cpu[k] * 1e6 for k in cpu)))
 
 def bench_stats(rows, repeats):
     for B, D in ((64, 17), (4096, 64)):
@@ -131,5 +137,6 @@ def main():
         ratio = f"{peer[0] / ours[0]:.2f}x ({peer[1] / ours[1]:.2f}x)" if peer else "n/a"
         fl = f"{_fmt(floor[0])} | {ours[0] / floor[0]:.2f}x ({ours[1] / floor[1]:.2f}x)" if floor else " | "
         print(f"| {name} | {_fmt(ours[0])} | {_fmt(peer[0]) if peer else 'n/a'} | {ratio} | {fl} | {pname} |")
+    for note in NOTES: print("\n" + note)
 
 if __name__ == "__main__": main()

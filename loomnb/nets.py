@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 # %% auto #0
-__all__ = ['policy_act', 'policy_evaluate', 'check_policy', 'layer_init', 'mlp', 'DiscretePolicy', 'GaussianPolicy',
+__all__ = ['policy_act', 'policy_evaluate', 'check_policy', 'MLP', 'layer_init', 'mlp', 'DiscretePolicy', 'GaussianPolicy',
            'make_policy']
 
 # %% ../nbs/36_nets.ipynb #c005
@@ -48,6 +48,19 @@ def check_policy(policy) -> None:
 
 # %% ../nbs/36_nets.ipynb #c007
 _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "gelu": nn.GELU, "silu": nn.SiLU}
+_ACT_FNS = {"tanh": torch.tanh, "relu": torch.relu, "elu": F.elu, "gelu": F.gelu, "silu": F.silu}
+
+class MLP(nn.Sequential):
+    "An `nn.Sequential` of Linear/activation layers whose forward skips the per-module call overhead."
+    def __init__(self, *layers, activation: str="tanh"):
+        super().__init__(*layers)
+        self._act = activation
+
+    def forward(self, x):
+        mods = list(self._modules.values())
+        act, last = _ACT_FNS[self._act], len(mods) - 1
+        for i in range(0, last, 2): x = act(F.linear(x, mods[i].weight, mods[i].bias))
+        return F.linear(x, mods[last].weight, mods[last].bias)
 
 def layer_init(layer: nn.Linear, # Layer to initialise in place
                std: float=math.sqrt(2), # Orthogonal gain
@@ -81,7 +94,7 @@ def mlp(in_dim: int, # Input features
         layers += [init(nn.Linear(d, h)), _ACTIVATIONS[activation]()]
         d = h
     layers.append(init(nn.Linear(d, int(out_dim)), out_std))
-    return nn.Sequential(*layers)
+    return MLP(*layers, activation=activation)
 
 # %% ../nbs/36_nets.ipynb #c011
 class DiscretePolicy(nn.Module):
@@ -101,7 +114,9 @@ class DiscretePolicy(nn.Module):
     def get_value(self, obs): return self.critic(self._flat(obs)).squeeze(-1)
     def _sample(self, logp_all, deterministic):
         if deterministic: return logp_all.argmax(-1)
-        return torch.multinomial(logp_all.exp(), 1).squeeze(-1)
+        # inverse-CDF sampling: one uniform per row, count the CDF entries below it (cheaper than torch.multinomial)
+        u = torch.rand(logp_all.shape[:-1] + (1,), dtype=logp_all.dtype, device=logp_all.device)
+        return (logp_all.exp().cumsum(-1) < u).sum(-1).clamp_max_(self.n_actions - 1)
 
     def get_action_and_logprob(self, obs, deterministic: bool=False):
         "Sample (or take the mode of) the policy; returns actions [B] int64 and their log-probs [B]."

@@ -65,9 +65,9 @@ def a2c_loss(logp: torch.Tensor, # [B] log-probs of the taken actions under the 
     if cfg.normalize_advantages and adv.numel() > 1: adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     pg_loss = -(adv.detach() * logp).mean()
     v_loss = 0.5 * (v - ret).square().mean()
-    ent_mean = ent.mean()
-    loss = pg_loss + cfg.vf_coef * v_loss - cfg.ent_coef * ent_mean
-    return loss, dict(policy_loss=pg_loss.detach(), value_loss=v_loss.detach(), entropy=ent_mean.detach())
+    loss = pg_loss + cfg.vf_coef * v_loss
+    if cfg.ent_coef: loss = loss - cfg.ent_coef * ent.mean()  # no graph through the entropy when its weight is 0
+    return loss, dict(policy_loss=pg_loss.detach(), value_loss=v_loss.detach(), entropy=ent.detach().mean())
 
 # %% ../../nbs/41_algos.a2c.ipynb #c013
 def a2c_update(policy: torch.nn.Module, # Policy with the rlox interface

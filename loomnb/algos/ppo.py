@@ -78,20 +78,24 @@ def ppo_loss(new_logp: torch.Tensor, # [B] log-probs of the taken actions under 
              ent: torch.Tensor, # [B] policy entropies
              cfg: PPOConfig, # Coefficients and switches
              clip_eps: float | None=None, # Clip range override (annealing); default `cfg.clip_eps`
-            ) -> tuple[torch.Tensor, dict]:
+             normalize: bool | None=None, # Advantage normalisation override; default `cfg.normalize_advantages`
+             with_stats: bool=True, # Compute the stats dict (else None)
+            ) -> tuple[torch.Tensor, dict | None]:
     "PPO's clipped surrogate + value loss - entropy bonus, with detached stats."
     eps = cfg.clip_eps if clip_eps is None else clip_eps
-    if cfg.normalize_advantages and adv.numel() > 1: adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    if (cfg.normalize_advantages if normalize is None else normalize) and adv.numel() > 1:
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     logratio = new_logp - old_logp
     ratio = logratio.exp()
     pg_loss = -torch.min(ratio * adv, ratio.clamp(1 - eps, 1 + eps) * adv).mean()
     v_err = (v - ret).square()
     if cfg.clip_vloss: v_err = torch.max(v_err, (v_old + (v - v_old).clamp(-eps, eps) - ret).square())
     v_loss = 0.5 * v_err.mean()
-    ent_mean = ent.mean()
-    loss = pg_loss + cfg.vf_coef * v_loss - cfg.ent_coef * ent_mean
+    loss = pg_loss + cfg.vf_coef * v_loss
+    if cfg.ent_coef: loss = loss - cfg.ent_coef * ent.mean()  # no graph through the entropy when its weight is 0
+    if not with_stats: return loss, None
     with torch.no_grad():
-        stats = dict(policy_loss=pg_loss.detach(), value_loss=v_loss.detach(), entropy=ent_mean.detach(),
+        stats = dict(policy_loss=pg_loss.detach(), value_loss=v_loss.detach(), entropy=ent.detach().mean(),
                      approx_kl=((ratio - 1) - logratio).mean(), clipfrac=((ratio - 1).abs() > eps).float().mean())
     return loss, stats
 
@@ -111,22 +115,27 @@ def ppo_update(policy: torch.nn.Module, # Policy with the rlox interface
               ) -> dict:
     "Epochs of clipped-surrogate minibatch steps on one rollout; returns namespaced metrics."
     data = buffer.tensors(device)
+    norm = cfg.normalize_advantages
+    if norm and cfg.batch_size >= len(buffer) and len(buffer) > 1:  # one full-batch minibatch: normalise once
+        a = data.advantages
+        data, norm = data._replace(advantages=(a - a.mean()) / (a.std() + 1e-8)), False
     params = [p for g in optimizer.param_groups for p in g["params"]]
-    all_stats, n, epochs = [], 0, 0
+    n, epochs, ep = 0, 0, []
     for epoch in range(cfg.n_epochs):
+        stats_now = cfg.target_kl is not None or epoch == cfg.n_epochs - 1
         ep = []
         for mb in buffer.minibatches(cfg.batch_size, rng, device, data):
             logp, ent, v = policy_evaluate(policy, mb.obs, mb.actions)
-            loss, st = ppo_loss(logp, mb.logp, mb.advantages, v, mb.values, mb.returns, ent, cfg, clip_eps)
+            loss, st = ppo_loss(logp, mb.logp, mb.advantages, v, mb.values, mb.returns, ent, cfg, clip_eps, norm, stats_now)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm, foreach=True)
             optimizer.step()
-            ep.append(torch.stack([*st.values(), gn.detach()]))
+            if stats_now: ep.append(torch.stack([*st.values(), gn.detach()]))
             n += 1
-        all_stats += ep; epochs += 1
+        epochs += 1
         if cfg.target_kl is not None and torch.stack(ep)[:, 3].mean().item() > cfg.target_kl: break
-    means = torch.stack(all_stats).mean(0).tolist()
+    means = torch.stack(ep).mean(0).tolist()
     out = {f"train/{k}": m for k, m in zip((*STAT_KEYS, "grad_norm"), means)}
     out.update({"train/explained_var": explained_variance(buffer.values.ravel(), buffer.returns.ravel()),
                 "train/n_updates": n, "train/epochs": epochs})

@@ -147,6 +147,8 @@ def bench_service(events):
     try:
         from loomnb.bandits.memory import RedisServer
         srv = RedisServer().start(); backends.append(("Redis online", {"backend": "redis", "redis_url": srv.url}))
+        backends.append(("Redis ttl=0.5s", {"backend": "redis", "redis_url": srv.url, "weights_namespace": "ttl:w",
+                                            "experience_collection_name": "ttl:e", "cache_ttl_seconds": 0.5}))
     except FileNotFoundError as e: print(f"skip Redis service row: {e}")
     try:
         for name, mem in backends:
@@ -154,7 +156,7 @@ def bench_service(events):
             rows[name] = dict(cpu_per_event=cpu / events, fb_per_s=events / lat_f.sum(), fb_p50=np.median(lat_f), fb_p99=np.percentile(lat_f, 99),
                               dec_per_s=events / lat_d.sum(), dec_p50=np.median(lat_d), dec_p99=np.percentile(lat_d, 99))
             r = rows[name]
-            print(f"  {name:14s} feedback {r['fb_per_s']:8,.0f}/s p50 {r['fb_p50']*1e6:6.0f} us p99 {r['fb_p99']*1e6:7.0f} us | "
+            print(f"  {name:15s} feedback {r['fb_per_s']:8,.0f}/s p50 {r['fb_p50']*1e6:6.0f} us p99 {r['fb_p99']*1e6:7.0f} us | "
                   f"decisions {r['dec_per_s']:8,.0f}/s p50 {r['dec_p50']*1e6:6.0f} us p99 {r['dec_p99']*1e6:7.0f} us | "
                   f"client CPU {r['cpu_per_event']*1e6:5.0f} us per decision+feedback", flush=True)
     finally:

@@ -208,6 +208,10 @@ class TrainingController(_Controls, Callback):
             cfgs = {id(c): c for c in (self.trainer.config, getattr(self.trainer.algo, "config", None)) if c is not None}
             for c in cfgs.values():
                 for k, v in pending.items(): object.__setattr__(c, k, type(getattr(c, k))(v) if isinstance(getattr(c, k), float) else v)
+            if "learning_rate" in pending:  # algorithms that set the lr only when building their optimizers
+                import torch
+                for opt in (o for o in vars(self.trainer.algo).values() if isinstance(o, torch.optim.Optimizer)):
+                    for g in opt.param_groups: g["lr"] = float(pending["learning_rate"])
             self.applied.append({"step": state.global_step, "iteration": state.iteration, **pending})
 
     def after_iteration(self, state):

@@ -78,7 +78,7 @@ def train_from_config(cfg, # TrainingConfig, a dict of its fields, or a YAML pat
         raise
     finally:
         if logger is not None: logger.close()
-    metrics = {k: (float(v) if hasattr(v, "__float__") and not isinstance(v, bool) else v) for k, v in metrics.items()}
+    metrics = {k: (v.item() if hasattr(v, "item") and getattr(v, "shape", None) == () else v) for k, v in metrics.items()}  # numpy -> Python
     if reg is not None:
         env = _trainer_env(trainer)
         reg.finish(rid, metrics={k: v for k, v in metrics.items() if isinstance(v, (int, float, str, bool))},

@@ -227,7 +227,8 @@ class _TrainerBase:
         self.lock_provider, self.gate, self.metrics = lock_provider, gate or PromotionGate(), metrics
         self.resilience = resilience or ResilienceOrchestrator(dict(retries=0, failure_threshold=10**9))
         self.snapshot_every, self.rng = snapshot_every, np.random.default_rng(seed)
-        self._local = AsyncioLockProvider(); self._since_snapshot: dict[str, int] = {}
+        self._local = AsyncioLockProvider(); self._since_snapshot: dict[str, int] = {}; self._updates: dict[str, int] = {}
+        self.health_every = 100  # online trainer: export weight-health gauges every this many updates per model
         self.last_decision: GateDecision | None = None
     @contextlib.asynccontextmanager
     async def _guard(self, model_id):
@@ -279,6 +280,8 @@ class OnlineTrainer(_OfflineMixin, _TrainerBase):
         exp = _experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions)
         async with self._guard(model_id):
             new, td = await self.resilience.call(memory.atomic_update, model_id, step, experience=exp)
+            u = self._updates[model_id] = self._updates.get(model_id, 0) + 1
+            if u % self.health_every == 1: self._health(algorithm, model_id, new)
             if self.snapshot_every:
                 n = self._since_snapshot[model_id] = self._since_snapshot.get(model_id, 0) + 1
                 if n >= self.snapshot_every:

@@ -1,0 +1,149 @@
+"""Off-policy learning and speed benchmark: loomnb vs Stable-Baselines3 with the rl-zoo3 hyperparameters.
+
+Each run is a fresh subprocess with one torch thread (so peak RSS is per run). Libraries are interleaved per seed
+(loomnb, sb3, then the next seed in rotated order) so machine-load drift hits both alike.
+
+Tasks (rl-zoo3 settings, also the issue's targets):
+  * dqn: CartPole-v1, 50k steps (zoo: 500). lr 2.3e-3, batch 64, buffer 100k, learning_starts 1000, gamma 0.99,
+    target_update_interval 10, train_freq 256, gradient_steps 128, exploration_fraction 0.16, final eps 0.04, [256, 256].
+  * sac: Pendulum-v1, 20k steps (zoo: -157). lr 1e-3, otherwise SB3 defaults (batch 256, [256, 256], tau 0.005,
+    learning_starts 100, train_freq 1, gradient_steps 1, auto entropy).
+  * td3: Pendulum-v1, 20k steps (zoo: -152). gamma 0.98, buffer 200k, learning_starts 10k, Gaussian exploration noise
+    0.1, lr 1e-3, [400, 300].
+loomnb trains on its native envs (same dynamics as gymnasium's), SB3 on gymnasium's. Per run it records the final
+deterministic evaluation return (10 episodes, fresh env), env-steps/s over training, and peak RSS. The summary gives,
+per library, the IQM of the final returns with a 95% stratified-bootstrap CI over seeds, the median steps/s and its
+ratio to SB3's, and the median peak RSS.
+
+Usage:
+    python bench/bench_offpolicy.py --algo sac                 # 5 seeds, full zoo budget
+    python bench/bench_offpolicy.py --algo dqn --seeds 3
+    python bench/bench_offpolicy.py --algo td3 --timesteps 12000 --seeds 2   # shorter (speed only is meaningful)
+"""
+from __future__ import annotations
+import argparse, json, os, resource, subprocess, sys, time
+
+TASKS = {
+    "dqn": dict(env="CartPole-v1", timesteps=50_000, zoo=500.0,
+                loomnb=dict(learning_rate=2.3e-3, batch_size=64, buffer_size=100_000, learning_starts=1000, gamma=0.99,
+                            target_update_interval=10, train_freq=256, gradient_steps=128, exploration_fraction=0.16,
+                            exploration_final_eps=0.04, hidden=[256, 256])),
+    "sac": dict(env="Pendulum-v1", timesteps=20_000, zoo=-157.0, loomnb=dict(learning_rate=1e-3)),
+    "td3": dict(env="Pendulum-v1", timesteps=20_000, zoo=-152.0,
+                loomnb=dict(gamma=0.98, buffer_size=200_000, learning_starts=10_000, exploration_noise=0.1,
+                            learning_rate=1e-3, hidden=[400, 300])),
+}
+
+
+def _rss_mb() -> float: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_loomnb(algo, seed, total):
+    from loomnb.learner import Trainer
+    from loomnb.eval import evaluate
+    t = TASKS[algo]
+    tr = Trainer(algo, env=t["env"], seed=seed, config=t["loomnb"], device="cpu")
+    t0 = time.perf_counter(); tr.train(total); wall = time.perf_counter() - t0
+    ev = evaluate(tr, t["env"], n_episodes=10, seed=10_000 + seed)
+    return dict(steps=tr.state.global_step, wall=wall, sps=tr.state.global_step / wall, eval=ev.mean)
+
+
+def run_sb3(algo, seed, total):
+    import gymnasium as gym
+    import numpy as np
+    from stable_baselines3 import DQN, SAC, TD3
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.noise import NormalActionNoise
+    t = TASKS[algo]
+    env = gym.make(t["env"])
+    if algo == "dqn":
+        model = DQN("MlpPolicy", env, learning_rate=2.3e-3, batch_size=64, buffer_size=100_000, learning_starts=1000,
+                    gamma=0.99, target_update_interval=10, train_freq=256, gradient_steps=128,
+                    exploration_fraction=0.16, exploration_final_eps=0.04, policy_kwargs=dict(net_arch=[256, 256]),
+                    seed=seed, device="cpu")
+    elif algo == "sac":
+        model = SAC("MlpPolicy", env, learning_rate=1e-3, seed=seed, device="cpu")
+    else:
+        n = env.action_space.shape[0]
+        model = TD3("MlpPolicy", env, gamma=0.98, buffer_size=200_000, learning_starts=10_000,
+                    action_noise=NormalActionNoise(np.zeros(n), 0.1 * np.ones(n)), gradient_steps=1, train_freq=1,
+                    learning_rate=1e-3, policy_kwargs=dict(net_arch=[400, 300]), seed=seed, device="cpu")
+    t0 = time.perf_counter(); model.learn(total); wall = time.perf_counter() - t0
+    ev_env = gym.make(t["env"]); ev_env.reset(seed=10_000 + seed)
+    ev = float(evaluate_policy(model, ev_env, n_eval_episodes=10, deterministic=True)[0])
+    return dict(steps=model.num_timesteps, wall=wall, sps=model.num_timesteps / wall, eval=ev)
+
+
+RUNNERS = {"loomnb": run_loomnb, "sb3": run_sb3}
+
+
+def worker(lib, algo, seed, total):
+    import torch
+    torch.set_num_threads(1)
+    r = RUNNERS[lib](algo, seed, total)
+    r.update(lib=lib, seed=seed, algo=algo, rss_mb=_rss_mb())
+    print("RESULT " + json.dumps(r), flush=True)
+
+
+def _median(xs):
+    xs = sorted(x for x in xs if x is not None and x == x)
+    if not xs: return float("nan")
+    n = len(xs); return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def _iqm_ci(xs):
+    import numpy as np
+    from loomnb.eval_stats import interquartile_mean, stratified_bootstrap_ci
+    x = np.asarray(xs, float)
+    if len(x) == 0: return (float("nan"),) * 3
+    m = float(interquartile_mean(x))
+    if len(x) < 2: return m, m, m
+    lo, hi = stratified_bootstrap_ci(x, interquartile_mean, 2000, 0.95, 0)
+    return m, float(lo), float(hi)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--algo", default="sac", choices=sorted(TASKS))
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--libs", default="loomnb,sb3")
+    ap.add_argument("--timesteps", type=int, default=None)
+    ap.add_argument("--json", default=None, help="also write all results to this file")
+    ap.add_argument("--worker", nargs=3, metavar=("LIB", "SEED", "TOTAL"), help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.worker:
+        lib, seed, total = a.worker
+        return worker(lib, a.algo, int(seed), int(total))
+    libs = a.libs.split(",")
+    for l in libs:
+        if l not in RUNNERS: ap.error(f"unknown library {l!r}; choose from {list(RUNNERS)}")
+    task = TASKS[a.algo]
+    total = a.timesteps or task["timesteps"]
+    results = []
+    for seed in range(a.seeds):
+        order = libs[seed % len(libs):] + libs[:seed % len(libs)]
+        for lib in order:
+            cmd = [sys.executable, __file__, "--algo", a.algo, "--worker", lib, str(seed), str(total)]
+            p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+            line = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
+            if p.returncode or not line:
+                print(f"[{lib} seed {seed}] FAILED rc={p.returncode}\n{p.stderr[-2000:]}", file=sys.stderr); continue
+            r = json.loads(line[-1][7:]); results.append(r)
+            print(f"[{lib:6s} seed {seed}] eval {r['eval']:8.1f}, {r['sps']:7.0f} steps/s, wall {r['wall']:6.1f} s, "
+                  f"rss {r['rss_mb']:.0f} MB", flush=True)
+    if a.json:
+        with open(a.json, "w") as f: json.dump(results, f, indent=1)
+    by = {l: [r for r in results if r["lib"] == l] for l in libs}
+    base = by.get("sb3") or []
+    bs, br = _median([r["sps"] for r in base]), _median([r["rss_mb"] for r in base])
+    print(f"\n{a.algo} on {task['env']}, {a.seeds} seeds, {total} steps (zoo reference {task['zoo']}):")
+    print(f"{'lib':8s} {'IQM return':>11s} {'95% CI':>20s} {'steps/s':>8s} {'vs sb3':>7s} {'rss_MB':>7s} {'vs sb3':>7s}")
+    for l, rs in by.items():
+        if not rs: continue
+        m, lo, hi = _iqm_ci([r["eval"] for r in rs])
+        s, rss = _median([r["sps"] for r in rs]), _median([r["rss_mb"] for r in rs])
+        print(f"{l:8s} {m:11.1f} {f'[{lo:.1f}, {hi:.1f}]':>20s} {s:8.0f} {s / bs:7.2f} {rss:7.0f} {rss / br:7.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -209,7 +209,7 @@ def _gae_checked(rewards, values, terminated, truncated, final_values, last_valu
     "Shape/range checks (error code) then `gae_kernel`; compiled for [T, N] and [T] inputs."
     if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0): return 1
     if not _shapes_ok(rewards, values, terminated, truncated, final_values, last_values): return 1
-    if rewards.ndim == 1 and rewards.shape[0] > 0:  # single trajectory: no [N] buffer for the bootstrap value
+    if rewards.ndim == 1 or rewards.shape[-1] == 1:  # one env: scalar loop, no [N] buffer for the bootstrap value
         _gae_single(rewards, values, terminated, truncated, final_values, _first(last_values), gamma, lam, out_adv, out_ret)
     else:
         gae_kernel(_as2d(rewards), _as2d(values), _as2d(terminated), _as2d(truncated), _as2d(final_values),

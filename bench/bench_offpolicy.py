@@ -19,6 +19,7 @@ Usage:
     python bench/bench_offpolicy.py --algo sac                 # 5 seeds, full zoo budget
     python bench/bench_offpolicy.py --algo dqn --seeds 3
     python bench/bench_offpolicy.py --algo td3 --timesteps 12000 --seeds 2   # shorter (speed only is meaningful)
+    python bench/bench_offpolicy.py --algo sac --speed 200 6   # speed only: one process, alternating 200-step chunks
 """
 from __future__ import annotations
 import argparse, json, os, resource, subprocess, sys, time
@@ -77,6 +78,51 @@ def run_sb3(algo, seed, total):
 RUNNERS = {"loomnb": run_loomnb, "sb3": run_sb3}
 
 
+def _sb3_model(algo, seed):
+    import gymnasium as gym
+    import numpy as np
+    from stable_baselines3 import DQN, SAC, TD3
+    from stable_baselines3.common.noise import NormalActionNoise
+    env = gym.make(TASKS[algo]["env"])
+    if algo == "dqn":
+        return DQN("MlpPolicy", env, learning_rate=2.3e-3, batch_size=64, buffer_size=100_000, learning_starts=1000,
+                   gamma=0.99, target_update_interval=10, train_freq=256, gradient_steps=128,
+                   exploration_fraction=0.16, exploration_final_eps=0.04, policy_kwargs=dict(net_arch=[256, 256]),
+                   seed=seed, device="cpu")
+    if algo == "sac": return SAC("MlpPolicy", env, learning_rate=1e-3, seed=seed, device="cpu")
+    n = env.action_space.shape[0]
+    return TD3("MlpPolicy", env, gamma=0.98, buffer_size=200_000, learning_starts=10_000,
+               action_noise=NormalActionNoise(np.zeros(n), 0.1 * np.ones(n)), gradient_steps=1, train_freq=1,
+               learning_rate=1e-3, policy_kwargs=dict(net_arch=[400, 300]), seed=seed, device="cpu")
+
+
+def speed(algo, chunk, repeats, seed=0):
+    "Steps/s of both libraries in one process: warm up past learning_starts, then alternate equal chunks of training."
+    import torch
+    from loomnb.learner import Trainer
+    torch.set_num_threads(1)
+    t = TASKS[algo]
+    warm = t["loomnb"].get("learning_starts", 100) + chunk
+    tr = Trainer(algo, env=t["env"], seed=seed, config=t["loomnb"], device="cpu")
+    model = _sb3_model(algo, seed)
+    budget = warm + chunk * (repeats + 1)
+    tr.state.total_timesteps = budget   # schedules see the same run length in both libraries
+    tr.train(warm); model.learn(warm, reset_num_timesteps=False)
+    model._total_timesteps = budget
+    rates = {"loomnb": [], "sb3": []}
+    for i in range(repeats):
+        for lib in (["loomnb", "sb3"] if i % 2 == 0 else ["sb3", "loomnb"]):
+            t0 = time.perf_counter()
+            if lib == "loomnb": tr.train(tr.state.global_step + chunk)
+            else: model.learn(chunk, reset_num_timesteps=False)
+            rates[lib].append(chunk / (time.perf_counter() - t0))
+    ml, ms = _median(rates["loomnb"]), _median(rates["sb3"])
+    print(f"{algo} on {t['env']}: {repeats} alternating chunks of {chunk} env steps after {warm} warm-up steps")
+    print(f"  loomnb {ml:8.1f} steps/s  (chunks: {', '.join(f'{r:.0f}' for r in rates['loomnb'])})")
+    print(f"  sb3    {ms:8.1f} steps/s  (chunks: {', '.join(f'{r:.0f}' for r in rates['sb3'])})")
+    print(f"  ratio loomnb/sb3 (medians): {ml / ms:.2f}")
+
+
 def worker(lib, algo, seed, total):
     import torch
     torch.set_num_threads(1)
@@ -109,11 +155,14 @@ def main(argv=None):
     ap.add_argument("--libs", default="loomnb,sb3")
     ap.add_argument("--timesteps", type=int, default=None)
     ap.add_argument("--json", default=None, help="also write all results to this file")
+    ap.add_argument("--speed", nargs=2, type=int, metavar=("CHUNK", "REPEATS"),
+                    help="speed only: both libraries in one process, alternating CHUNK-step training chunks")
     ap.add_argument("--worker", nargs=3, metavar=("LIB", "SEED", "TOTAL"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
         lib, seed, total = a.worker
         return worker(lib, a.algo, int(seed), int(total))
+    if a.speed: return speed(a.algo, *a.speed)
     libs = a.libs.split(",")
     for l in libs:
         if l not in RUNNERS: ap.error(f"unknown library {l!r}; choose from {list(RUNNERS)}")

@@ -146,7 +146,7 @@ class CheckpointError(ValueError):
 def to_safe(obj):
     "Recursively turn NumPy arrays/scalars into `torch.load(weights_only=True)`-safe values."
     if isinstance(obj, np.ndarray):
-        return {"__ndarray__": torch.from_numpy(np.ascontiguousarray(obj).copy())} if obj.dtype != object else obj.tolist()
+        return {"__ndarray__": torch.from_numpy(np.array(obj, order="C", copy=True))} if obj.dtype != object else obj.tolist()
     if isinstance(obj, np.generic): return obj.item()
     if isinstance(obj, dict): return {k: to_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)): return type(obj)(to_safe(v) for v in obj)

@@ -51,8 +51,10 @@ _PANELS = [("Episode return", ["rollout/ep_return", "eval/mean_return"]), ("Loss
 class HTMLReport:
     "Static, self-contained HTML report of a `MetricsCollector`."
     def __init__(self, collector: MetricsCollector, # Metrics to report
-                 title: str="loomnb training report"):
-        self.collector, self.title = collector, title
+                 title: str="loomnb training report",
+                 info: dict | None=None, # Run details shown as a table (algorithm, env, seed, config, ...)
+                ):
+        self.collector, self.title, self.info = collector, title, info or {}
     def figure(self):
         "The matplotlib figure of the report's panels."
         from matplotlib.figure import Figure
@@ -70,12 +72,13 @@ class HTMLReport:
         from loomnb.eval_plots import fig_to_base64
         latest = self.collector.latest
         rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v:.6g}</td></tr>" for k, v in latest.items())
+        info = "".join(f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(str(v))}</td></tr>" for k, v in self.info.items())
         return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(self.title)}</title><style>"
                 "body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto}td{border:1px solid #ccc;padding:2px 8px}"
                 "table{border-collapse:collapse;font-size:13px}img{max-width:100%}</style></head><body>"
                 f"<h1>{html.escape(self.title)}</h1><p>{len(self.collector)} iterations, "
                 f"{int(latest.get('step', 0))} environment steps.</p><img src='{fig_to_base64(self.figure())}'>"
-                f"<h2>Final metrics</h2><table>{rows}</table></body></html>")
+                + (f"<h2>Run</h2><table>{info}</table>" if info else "") + f"<h2>Final metrics</h2><table>{rows}</table></body></html>")
     def save(self, path) -> Path:
         "Write the report to `path`."
         p = Path(path); p.parent.mkdir(parents=True, exist_ok=True); p.write_text(self.to_html()); return p

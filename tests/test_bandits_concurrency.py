@@ -7,12 +7,12 @@ from conftest import need_binary
 N_PROC, N_UPDATES = 2, 1000
 
 
-def feedback_worker(backend: str, where: str, model_id: str, n_updates: int, seed: int, barrier) -> int:
+def feedback_worker(backend: str, where: str, model_id: str, n_updates: int, seed: int, per_action: int, barrier) -> int:
     "Send `n_updates` online feedbacks to one shared model from a separate process; returns how many succeeded."
     from loomnb.bandits.service import ReinforcementLearningFactory
 
     async def run():
-        mem = {"backend": backend}
+        mem = {"backend": backend, "per_action_min_actions": per_action}
         if backend == "redis": mem["redis_url"] = where
         else: mem["sqlite_path"] = where
         rl = ReinforcementLearningFactory.create(
@@ -57,10 +57,10 @@ def run_processes(target, args_list):
     return out
 
 
-def check_no_lost_update(backend, where):
+def check_no_lost_update(backend, where, per_action=64):
     from loomnb.bandits.service import ReinforcementLearningFactory
     t0 = time.perf_counter()
-    done = run_processes(feedback_worker, [(backend, where, "shared", N_UPDATES, seed) for seed in range(N_PROC)])
+    done = run_processes(feedback_worker, [(backend, where, "shared", N_UPDATES, seed, per_action) for seed in range(N_PROC)])
     dt = time.perf_counter() - t0
     assert done == [N_UPDATES] * N_PROC
 
@@ -77,18 +77,20 @@ def check_no_lost_update(backend, where):
     assert n_exp == N_PROC * N_UPDATES
     # with sample averages and reward 1 every value is exactly 1: no torn write mixed two versions
     np.testing.assert_allclose(w["values"][w["counts"] > 0], 1.0)
-    print(f"{backend}: {N_PROC} processes x {N_UPDATES} updates in {dt:.2f}s (incl. process start), none lost")
+    print(f"{backend} (per_action_min_actions={per_action}): {N_PROC} processes x {N_UPDATES} updates in {dt:.2f}s (incl. process start), none lost")
 
 
-def test_sqlite_no_lost_update(tmp_path):
-    check_no_lost_update("sqlite", str(tmp_path / "shared.sqlite3"))
+@pytest.mark.parametrize("per_action", [64, 1], ids=["whole-blob", "per-action"])
+def test_sqlite_no_lost_update(tmp_path, per_action):
+    check_no_lost_update("sqlite", str(tmp_path / "shared.sqlite3"), per_action)
 
 
-def test_redis_no_lost_update():
+@pytest.mark.parametrize("per_action", [64, 1], ids=["whole-blob", "per-action"])
+def test_redis_no_lost_update(per_action):
     need_binary("redis-server")
     from loomnb.bandits.memory import RedisServer
     with RedisServer() as srv:
-        check_no_lost_update("redis", srv.url)
+        check_no_lost_update("redis", srv.url, per_action)
 
 
 def test_naive_read_modify_write_loses_updates(tmp_path):

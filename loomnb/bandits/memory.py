@@ -16,8 +16,8 @@ from .core import WeightSchemaError, Transition, encode_weights, decode_weights,
 
 # %% auto #0
 __all__ = ['RLMemorySettings', 'StoredExperience', 'WeightVersionInfo', 'pack_experience', 'unpack_experience',
-           'NormalizationState', 'RLMemoryProtocol', 'SQLiteRLMemory', 'RedisRLMemory', 'RedisServer', 'in_ci',
-           'redis_server_or_skip']
+           'NormalizationState', 'RLMemoryProtocol', 'split_weights', 'join_weights', 'changed_parts', 'SQLiteRLMemory',
+           'RedisRLMemory', 'RedisServer', 'in_ci', 'redis_server_or_skip']
 
 # %% ../../nbs/92_bandits.memory.ipynb #c006
 @dataclass
@@ -37,6 +37,7 @@ class RLMemorySettings(Config):
     max_weight_versions: int = 10               # Versions retained per model (0 disables versioning)
     busy_timeout_ms: int = 30000                # SQLite: how long a writer waits for the lock
     sqlite_synchronous: str = "NORMAL"          # SQLite: "NORMAL" (WAL: durable across crashes of the process), "FULL", or "OFF" (fastest; an OS crash may lose recent commits)
+    per_action_min_actions: int = 64            # Store weights one blob per action from this many actions on (a feedback then rewrites one action, not the model)
     cache_ttl_seconds: float = 0.0              # Serve weights from the process cache this long without asking the store (0 = always check the revision)
 
     def validate(self):
@@ -44,7 +45,7 @@ class RLMemorySettings(Config):
         self.check_range("priority_alpha", 0); self.check_range("priority_eps", 0, lo_open=True)
         self.check_range("max_experience_age_seconds", 0); self.check_range("max_weight_versions", 0)
         self.check_range("busy_timeout_ms", 0); self.check_range("cache_ttl_seconds", 0)
-        self.check_choice("sqlite_synchronous", ["OFF", "NORMAL", "FULL"])
+        self.check_choice("sqlite_synchronous", ["OFF", "NORMAL", "FULL"]); self.check_range("per_action_min_actions", 1)
 
 # %% ../../nbs/92_bandits.memory.ipynb #c009
 @dataclass
@@ -143,7 +144,44 @@ class RLMemoryProtocol(Protocol):
     async def get_current_version(self, model_id: str) -> str | None: ...
     async def rollback_weights(self, model_id: str, version: str | None = None) -> str | None: ...
 
-# %% ../../nbs/92_bandits.memory.ipynb #c019
+# %% ../../nbs/92_bandits.memory.ipynb #c020
+def _arm_keys(weights: Mapping[str, Any]) -> list[str]:
+    "Names of the arrays whose first axis has length `n_actions`."
+    k = weights.get("n_actions")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k <= 0: return []
+    return [n for n, v in weights.items() if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == k]
+
+def split_weights(weights: Mapping[str, Any], idx: Sequence[int] | None = None, min_actions: int=1) -> tuple[dict, list[dict]]:
+    "(meta, parts): arrays whose first axis has length `n_actions` go one action per part (those in `idx`, default all)."
+    keys = _arm_keys(weights) if weights.get("n_actions", 0) >= min_actions else []
+    if not keys: return dict(weights), []
+    meta = {n: v for n, v in weights.items() if n not in keys}; meta["_arm_keys"] = keys
+    return meta, [{n: weights[n][i:i + 1] for n in keys} for i in (range(int(weights["n_actions"])) if idx is None else idx)]
+
+def join_weights(meta: Mapping[str, Any], parts: Sequence[Mapping[str, Any]]) -> dict:
+    "Inverse of `split_weights`; WeightSchemaError when parts are missing or inconsistent."
+    keys = meta.get("_arm_keys"); out = {n: v for n, v in meta.items() if n != "_arm_keys"}
+    if not keys: return out
+    if len(parts) != out.get("n_actions"): raise WeightSchemaError(f"weights have {len(parts)} action parts but n_actions={out.get('n_actions')}")
+    try:
+        for n in keys: out[n] = np.concatenate([p[n] for p in parts])
+    except (KeyError, ValueError) as e: raise WeightSchemaError(f"weight parts are inconsistent: {e}") from e
+    return out
+
+def changed_parts(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[int] | None:
+    "Indices of the per-action parts that differ from `old` to `new`; None when everything must be rewritten."
+    if not old: return None
+    ko, kn = old.get("n_actions"), new.get("n_actions")
+    keys = _arm_keys(new)
+    if not keys or not isinstance(ko, (int, np.integer)) or kn < ko or keys != _arm_keys(old): return None
+    ch = set(range(int(ko), int(kn)))
+    for n in keys:
+        a, b = old[n], new[n]
+        if a.shape[1:] != b.shape[1:]: return None
+        ch.update(np.flatnonzero((a != b[:ko]).reshape(int(ko), -1).any(axis=1)).tolist())
+    return sorted(ch)
+
+# %% ../../nbs/92_bandits.memory.ipynb #c022
 def _vnum(version) -> int:
     "'v3' -> 3 (ValueError otherwise)."
     s = str(version)
@@ -158,6 +196,7 @@ class _MemoryBase:
         self._checked_at: dict[str, float] = {}  # model_id -> when the cached revision was last confirmed
         self._ready = False
         self.validator: Callable | None = None  # e.g. `algorithm.validate_weights`, applied to every decoded blob
+        self._layout: dict[str, bool] = {}  # model_id -> whether its stored weights are per-action (as last read/written)
     def is_ready(self) -> bool: return self._ready
     async def wait_ready(self) -> None:
         if not self._ready: await self.connect()
@@ -177,15 +216,27 @@ class _MemoryBase:
         return self.rng.choice(ids.size, size=batch_size, replace=True, p=p / p.sum())
     def _checked(self, blob):
         w = decode_weights(blob); return self.validator(w) if self.validator is not None else w
-    def _decode(self, model_id, rev, blob):
-        w = decode_weights(blob)  # raises WeightSchemaError on corruption; nothing cached then
+    def _per_action(self, weights) -> bool:
+        "Whether `weights` are stored one blob per action (enough actions and per-action arrays present)."
+        k = weights.get("n_actions", 0)
+        return isinstance(k, (int, np.integer)) and k >= self.settings.per_action_min_actions and bool(_arm_keys(weights))
+    def _assemble(self, model_id, rev, meta_blob, part_blobs: Mapping[int, bytes]):
+        "Decode, join and validate stored weights; WeightSchemaError on any corrupt or missing part (nothing cached then)."
+        meta = decode_weights(meta_blob); n = len(part_blobs) if meta.get("_arm_keys") else 0
+        if meta.get("_arm_keys"):
+            n = meta.get("n_actions")
+            missing = [i for i in range(n) if i not in part_blobs]
+            if missing: raise WeightSchemaError(f"weights miss the parts of actions {missing[:5]}")
+        w = join_weights(meta, [decode_weights(part_blobs[i]) for i in range(n)])
         if self.validator is not None: w = self.validator(w)
-        self._cache[model_id] = (rev, w)
+        self._cache[model_id] = (rev, w); self._layout[model_id] = bool(meta.get("_arm_keys"))
         return w
 
-# %% ../../nbs/92_bandits.memory.ipynb #c021
+# %% ../../nbs/92_bandits.memory.ipynb #c024
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS weights (model_id TEXT PRIMARY KEY, rev INTEGER NOT NULL, blob BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS weight_parts (model_id TEXT NOT NULL, part INTEGER NOT NULL, blob BLOB NOT NULL,
+    PRIMARY KEY (model_id, part));
 CREATE TABLE IF NOT EXISTS experiences (id INTEGER PRIMARY KEY AUTOINCREMENT, model_id TEXT NOT NULL, ts REAL NOT NULL,
     priority REAL NOT NULL, record BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS experiences_model_ts ON experiences (model_id, ts);
@@ -226,12 +277,20 @@ class _SQLiteCore(_MemoryBase):
         row = self._c.execute("SELECT rev, CASE WHEN rev = ? THEN NULL ELSE blob END FROM weights WHERE model_id = ?",
                               (rev0, model_id)).fetchone()
         if row is None: return 0, None
-        return (row[0], w0) if row[1] is None else (row[0], self._decode(model_id, row[0], row[1]))
-    def _save(self, model_id, rev, weights):
-        blob = encode_weights(weights)
+        if row[1] is None: return row[0], w0
+        parts = dict(self._c.execute("SELECT part, blob FROM weight_parts WHERE model_id = ?", (model_id,)).fetchall())
+        return row[0], self._assemble(model_id, row[0], row[1], parts)
+    def _save(self, model_id, rev, weights, old=None):
+        "Write `weights` as revision rev + 1: one blob, or meta + the changed action parts (all when `old` is None)."
+        per, prev = self._per_action(weights), self._layout.get(model_id)
+        idx = changed_parts(old, weights) if per and old is not None and prev is True else None
+        meta, parts = split_weights(weights, idx) if per else (weights, [])
         self._c.execute("INSERT INTO weights (model_id, rev, blob) VALUES (?, ?, ?) ON CONFLICT(model_id) DO UPDATE "
-                        "SET rev = excluded.rev, blob = excluded.blob", (model_id, rev + 1, blob))
-        self._cache[model_id] = (rev + 1, dict(weights))
+                        "SET rev = excluded.rev, blob = excluded.blob", (model_id, rev + 1, encode_weights(meta)))
+        if idx is None and (per or prev is not False): self._c.execute("DELETE FROM weight_parts WHERE model_id = ?", (model_id,))
+        if parts: self._c.executemany("INSERT OR REPLACE INTO weight_parts (model_id, part, blob) VALUES (?, ?, ?)",
+                                      [(model_id, i, encode_weights(p)) for i, p in zip(range(len(parts)) if idx is None else idx, parts)])
+        self._cache[model_id] = (rev + 1, dict(weights)); self._layout[model_id] = per
     def _txn(self, body):
         c = self._c; c.execute("BEGIN IMMEDIATE")
         try: out = body()
@@ -257,12 +316,12 @@ class _SQLiteCore(_MemoryBase):
         def body():
             rev, w = self._load(model_id)
             new, out = fn(w)
-            if new is not None: self._save(model_id, rev, new)
+            if new is not None: self._save(model_id, rev, new, old=w)
             if experience is not None: self._insert_exp(model_id, **experience)
             return out
         return self._txn(body)
 
-# %% ../../nbs/92_bandits.memory.ipynb #c023
+# %% ../../nbs/92_bandits.memory.ipynb #c026
 class _SQLiteExperiences(_SQLiteCore):
     "Experiences, priorities and statistics of the SQLite memory."
     def _insert_exp(self, model_id, state_vector, action_index, reward, next_state_vector=None, propensity=None,
@@ -306,7 +365,7 @@ class _SQLiteExperiences(_SQLiteCore):
         row = self._c.execute("SELECT value FROM stats WHERE model_id = ?", (model_id,)).fetchone()
         return None if row is None else json.loads(row[0])
 
-# %% ../../nbs/92_bandits.memory.ipynb #c025
+# %% ../../nbs/92_bandits.memory.ipynb #c028
 class SQLiteRLMemory(_SQLiteExperiences):
     "Embedded SQLite memory: WAL journal, transactional read-modify-write, safe across processes."
     def _ptr(self, model_id):
@@ -356,23 +415,32 @@ class SQLiteRLMemory(_SQLiteExperiences):
             return f"v{target}"
         return self._txn(body)
 
-# %% ../../nbs/92_bandits.memory.ipynb #c035
+# %% ../../nbs/92_bandits.memory.ipynb #c039
 _LUA_CAS = """
 local rev = tonumber(redis.call('GET', KEYS[1]) or '0')
-if rev ~= tonumber(ARGV[1]) then return {0, rev, redis.call('GET', KEYS[2])} end
-if ARGV[2] == '1' then redis.call('SET', KEYS[2], ARGV[3]); rev = rev + 1; redis.call('SET', KEYS[1], rev) end
+if rev ~= tonumber(ARGV[1]) then return {0, rev, redis.call('GET', KEYS[2]), redis.call('HGETALL', KEYS[7])} end
+if ARGV[2] == '1' then
+  redis.call('SET', KEYS[2], ARGV[3])
+  if ARGV[4] == '1' then redis.call('DEL', KEYS[7]) end
+  for i = 9, #ARGV, 2 do redis.call('HSET', KEYS[7], ARGV[i], ARGV[i + 1]) end
+  rev = rev + 1; redis.call('SET', KEYS[1], rev)
+end
 local id = 0
-if ARGV[4] == '1' then
+if ARGV[5] == '1' then
   id = redis.call('INCR', KEYS[3])
-  redis.call('HSET', KEYS[4], id, ARGV[5]); redis.call('ZADD', KEYS[5], ARGV[6], id); redis.call('HSET', KEYS[6], id, ARGV[7])
+  redis.call('HSET', KEYS[4], id, ARGV[6]); redis.call('ZADD', KEYS[5], ARGV[7], id); redis.call('HSET', KEYS[6], id, ARGV[8])
 end
 return {1, rev, id}
 """
-_LUA_SAVE = "redis.call('SET', KEYS[2], ARGV[1]); return redis.call('INCR', KEYS[1])"
+_LUA_SAVE = """
+redis.call('SET', KEYS[2], ARGV[1]); redis.call('DEL', KEYS[3])
+for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1]) end
+return redis.call('INCR', KEYS[1])
+"""
 _LUA_LOAD = """
 local rev = tonumber(redis.call('GET', KEYS[1]) or '0')
 if rev == tonumber(ARGV[1]) then return {rev} end
-return {rev, redis.call('GET', KEYS[2])}
+return {rev, redis.call('GET', KEYS[2]), redis.call('HGETALL', KEYS[3])}
 """
 _LUA_SNAPSHOT = """
 local n = redis.call('HINCRBY', KEYS[1], 'next', 1)
@@ -394,7 +462,9 @@ return n
 _LUA_ROLLBACK = """
 if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 0 then return 0 end
 local cur = redis.call('HGET', KEYS[1], 'current')
-redis.call('SET', KEYS[2], ARGV[2]); local rev = redis.call('INCR', KEYS[3])
+redis.call('SET', KEYS[2], ARGV[2]); redis.call('DEL', KEYS[5])
+for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[5], ARGV[i], ARGV[i + 1]) end
+local rev = redis.call('INCR', KEYS[3])
 if cur then redis.call('HSET', KEYS[1], 'previous', cur) end
 redis.call('HSET', KEYS[1], 'current', ARGV[1])
 return rev
@@ -435,25 +505,38 @@ class _RedisCore(_MemoryBase):
         if self.client is None or not self._ready: raise RuntimeError("the Redis memory is not connected: `await memory.connect()` first")
         return self.client
 
+    def _from_reply(self, model_id, rev, meta, flat):
+        "Weights from a (meta blob, HGETALL list) reply; caches them."
+        if meta is None: self._cache[model_id] = (rev, None); return None
+        return self._assemble(model_id, rev, meta, {int(k): v for k, v in zip(flat[::2], flat[1::2])})
+    def _write_args(self, model_id, weights, old=None):
+        "(meta blob, [index, part blob, ...], rewrite-all flag, per-action flag) for writing `weights`."
+        per = self._per_action(weights)
+        idx = changed_parts(old, weights) if per and old is not None and self._layout.get(model_id) is True else None
+        meta, parts = split_weights(weights, idx) if per else (weights, [])
+        ids = range(len(parts)) if idx is None else idx
+        return encode_weights(meta), [x for i, p in zip(ids, parts) for x in (i, encode_weights(p))], idx is None, per
     async def _load(self, model_id):
         rev0, w0 = self._cache.get(model_id, (-1, None))
-        res = await self._loadif(keys=[self._k(model_id, "rev"), self._k(model_id, "w")], args=[rev0], client=self._cli())
+        res = await self._loadif(keys=[self._k(model_id, "rev"), self._k(model_id, "w"), self._k(model_id, "wp")],
+                                 args=[rev0], client=self._cli())
         rev = int(res[0])
         if len(res) == 1: return rev, w0
-        if res[1] is None: self._cache[model_id] = (rev, None); return rev, None
-        return rev, self._decode(model_id, rev, res[1])
+        return rev, self._from_reply(model_id, rev, res[1], res[2])
     async def load_weights(self, model_id: str) -> dict | None:
         "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
         if self._fresh(model_id): return self._cache[model_id][1]
         out = (await self._load(model_id))[1]; self._checked_at[model_id] = time.monotonic(); return out
     async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None:
         "Persist `weights` as the model's active weights (unconditionally, even over a corrupt blob)."
-        rev = await self._save(keys=[self._k(model_id, "rev"), self._k(model_id, "w")], args=[encode_weights(weights)], client=self._cli())
-        self._cache[model_id] = (int(rev), dict(weights))
+        meta, pairs, _, per = self._write_args(model_id, weights)
+        rev = await self._save(keys=[self._k(model_id, "rev"), self._k(model_id, "w"), self._k(model_id, "wp")],
+                               args=[meta, *pairs], client=self._cli())
+        self._cache[model_id] = (int(rev), dict(weights)); self._layout[model_id] = per
     async def atomic_update(self, model_id: str, fn: Callable, experience: dict | None = None) -> Any:
         "Optimistic transaction: `new, out = fn(weights)`, compare-and-set the blob, store `experience`; return `out`."
         keys = [self._k(model_id, "rev"), self._k(model_id, "w"), self._e(model_id, "seq"), self._e(model_id, "exp"),
-                self._e(model_id, "ts"), self._e(model_id, "pri")]
+                self._e(model_id, "ts"), self._e(model_id, "pri"), self._k(model_id, "wp")]
         if experience is not None:
             ts = float(experience.get("timestamp") or time.time())
             e = {k: v for k, v in experience.items() if k not in ("priority", "timestamp")}
@@ -462,16 +545,20 @@ class _RedisCore(_MemoryBase):
         rev, w = self._cache[model_id] if model_id in self._cache else await self._load(model_id)
         while True:
             new, out = fn(w)
-            blob = encode_weights(new) if new is not None else b""
-            res = await self._cas(keys=keys, args=[rev, "1" if new is not None else "0", blob, *xargs], client=self._cli())
+            if new is None: wargs, pairs = ["0", b"", "0"], []
+            else:
+                meta, pairs, full, per = self._write_args(model_id, new, w)
+                wargs = ["1", meta, "1" if full else "0"]
+            res = await self._cas(keys=keys, args=[rev, *wargs, *xargs, *pairs], client=self._cli())
             if int(res[0]) == 1:
                 self._cache[model_id] = (int(res[1]), dict(new) if new is not None else w)
+                if new is not None: self._layout[model_id] = per
                 self._last_exp_id = str(int(res[2]))
                 return out
             self.cas_retries += 1
-            rev = int(res[1]); w = None if res[2] is None else self._decode(model_id, rev, res[2])
+            rev = int(res[1]); w = self._from_reply(model_id, rev, res[2], res[3])
 
-# %% ../../nbs/92_bandits.memory.ipynb #c037
+# %% ../../nbs/92_bandits.memory.ipynb #c041
 class RedisRLMemory(_RedisCore):
     "Redis memory: optimistic compare-and-set updates in Lua, shared by any number of processes and hosts."
     async def store_experience(self, model_id, state_vector, action_index, reward, next_state_vector=None, **extra) -> str:
@@ -542,12 +629,16 @@ class RedisRLMemory(_RedisCore):
         if target is None: return None
         blob = await self._cli().get(self._k(model_id, f"ver:{target}"))
         if blob is None: return None
-        self._checked(blob)  # a corrupt version is never restored
+        w = self._checked(blob)  # a corrupt version is never restored
+        meta, pairs, _, per = self._write_args(model_id, w)
         rev = await self._roll(keys=[self._k(model_id, "ptr"), self._k(model_id, "w"), self._k(model_id, "rev"),
-                                     self._k(model_id, "vermeta")], args=[target, blob], client=self._cli())
-        return None if int(rev) == 0 else f"v{target}"
+                                     self._k(model_id, "vermeta"), self._k(model_id, "wp")],
+                               args=[target, meta, *pairs], client=self._cli())
+        if int(rev) == 0: return None
+        self._cache[model_id] = (int(rev), w); self._layout[model_id] = per
+        return f"v{target}"
 
-# %% ../../nbs/92_bandits.memory.ipynb #c039
+# %% ../../nbs/92_bandits.memory.ipynb #c043
 class RedisServer:
     "A private redis-server on a free 127.0.0.1 port, started and stopped by the caller."
     def __init__(self, binary: str="redis-server"): # Name or path of the server executable

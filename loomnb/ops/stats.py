@@ -45,6 +45,18 @@ def merge_moments_kernel(mean, var, count, b_mean, b_var, b_count):
     return tot
 
 @njit(cache=True)
+def _normalize_kernel(x, mean, var, eps, clip, out):
+    "out = clip((x - mean) / sqrt(var + eps)) for flat `x` whose last axes match `mean` (float64 arithmetic)."
+    D = mean.shape[0]
+    inv = 1.0 / np.sqrt(var + eps)
+    for r in range(x.shape[0] // D):
+        for d in range(D):
+            y = (x[r * D + d] - mean[d]) * inv[d]
+            if y > clip: y = clip
+            elif y < -clip: y = -clip  # NaN stays NaN, like np.clip
+            out[r * D + d] = y
+
+@njit(cache=True)
 def _update_kernel(x, mean, var, b_mean, b_var, count):
     "Batch moments of `x` [B, D] merged into `mean`/`var`; returns the new count, or -1 if `x` is not finite."
     if not _batch_moments(x, b_mean, b_var): return -1.0
@@ -95,6 +107,11 @@ class RunningMeanStd:
                   clip:float|None=None,      # clip the result to [-clip, clip] (None: no clipping)
                   eps:float=1e-8):           # added to the variance before the square root
         "Standardise `x` with the running moments: (x - mean) / sqrt(var + eps), optionally clipped; keeps x's float dtype."
+        k = len(self.shape)
+        if type(x) is np.ndarray and x.dtype.kind == "f" and x.ndim >= k and x.shape[x.ndim - k:] == self.shape and x.flags.c_contiguous:
+            out = np.empty_like(x)
+            _normalize_kernel(x.reshape(-1), self._mean, self._var, float(eps), np.inf if clip is None else float(clip), out.reshape(-1))
+            return out
         x = np.asarray(x)
         dt = x.dtype if x.dtype.kind == "f" else np.float64
         y = ((x - self.mean) / np.sqrt(self.var + eps)).astype(dt, copy=False)

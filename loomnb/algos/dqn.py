@@ -216,7 +216,8 @@ class DQN(OffPolicyAlgorithm):
 
     def _explore(self, obs, step):
         c, n = self.config, len(obs)
-        if c.noisy: return self._greedy(obs)
+        if c.noisy:   # NoisyNet exploration: fresh parameter noise for every action, no epsilon
+            reset_noise(self.q_net); return self._greedy(obs)
         eps = self.exploration_rate = linear_schedule(c.exploration_initial_eps, c.exploration_final_eps,
                                                       c.exploration_fraction, self._progress(step))
         rand = self.rng.random(n) < eps

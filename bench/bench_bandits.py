@@ -121,11 +121,11 @@ def bench_algorithms(rounds, seeds, only):
 
 
 # ---------------------------------------------------------------- service throughput
-async def _service(mem, events, registry):
+async def _service(mem, events, registry, n_actions=10):
     from loomnb.bandits.service import ReinforcementLearningFactory
     rl = ReinforcementLearningFactory.create({"default_algorithm": "linucb", "memory": mem}, registry=registry, seed=0)
     await rl.connect(background=False)
-    X, mean, R = linear_problem(events + 200, 16, 10, seed=0); acts = list(range(10))
+    X, mean, R = linear_problem(events + 200, 16, n_actions, seed=0); acts = list(range(n_actions))
     for t in range(200):  # warm up: kernels, caches, first blob
         a, m = await rl.get_action("bench", X[t], acts); await rl.process_feedback("bench", X[t], a, float(R[t, a]), X[t], propensity=m["propensity"])
     lat_d, lat_f = np.empty(events), np.empty(events); c0 = time.process_time()
@@ -142,6 +142,8 @@ def bench_service(events):
     from prometheus_client import CollectorRegistry
     rows, tmp = {}, tempfile.mkdtemp()
     backends = [("SQLite online", {"backend": "sqlite", "sqlite_path": os.path.join(tmp, "bench.sqlite3")}),
+                ("SQLite K=1000", {"backend": "sqlite", "sqlite_path": os.path.join(tmp, "bench_k1000.sqlite3")}),
+                ("SQLite K=1000 blob", {"backend": "sqlite", "sqlite_path": os.path.join(tmp, "bench_k1000b.sqlite3"), "per_action_min_actions": 10**9}),
                 ("SQLite sync=OFF", {"backend": "sqlite", "sqlite_path": os.path.join(tmp, "bench_off.sqlite3"), "sqlite_synchronous": "OFF"})]
     srv = None
     try:
@@ -152,11 +154,13 @@ def bench_service(events):
     except FileNotFoundError as e: print(f"skip Redis service row: {e}")
     try:
         for name, mem in backends:
-            lat_d, lat_f, cpu = asyncio.run(_service(mem, events, CollectorRegistry()))
-            rows[name] = dict(cpu_per_event=cpu / events, fb_per_s=events / lat_f.sum(), fb_p50=np.median(lat_f), fb_p99=np.percentile(lat_f, 99),
-                              dec_per_s=events / lat_d.sum(), dec_p50=np.median(lat_d), dec_p99=np.percentile(lat_d, 99))
+            k = 1000 if "K=1000" in name else 10
+            n = min(events, 1000) if k > 10 else events
+            lat_d, lat_f, cpu = asyncio.run(_service(mem, n, CollectorRegistry(), k))
+            rows[name] = dict(cpu_per_event=cpu / n, fb_per_s=n / lat_f.sum(), fb_p50=np.median(lat_f), fb_p99=np.percentile(lat_f, 99),
+                              dec_per_s=n / lat_d.sum(), dec_p50=np.median(lat_d), dec_p99=np.percentile(lat_d, 99))
             r = rows[name]
-            print(f"  {name:15s} feedback {r['fb_per_s']:8,.0f}/s p50 {r['fb_p50']*1e6:6.0f} us p99 {r['fb_p99']*1e6:7.0f} us | "
+            print(f"  {name:18s} feedback {r['fb_per_s']:8,.0f}/s p50 {r['fb_p50']*1e6:6.0f} us p99 {r['fb_p99']*1e6:7.0f} us | "
                   f"decisions {r['dec_per_s']:8,.0f}/s p50 {r['dec_p50']*1e6:6.0f} us p99 {r['dec_p99']*1e6:7.0f} us | "
                   f"client CPU {r['cpu_per_event']*1e6:5.0f} us per decision+feedback", flush=True)
     finally:
@@ -185,7 +189,7 @@ def main():
             print(f"\ntarget: loomnb LinUCB regret <= 1.05 x NumPy ref: {m / ref[0]:.3f} -> {'met' if m <= 1.05 * ref[0] else 'NOT met'}")
             print(f"target: loomnb LinUCB >= 80,000 rounds/s in memory: {sp:,.0f} wall ({cp:,.0f} per CPU-second) -> {'met' if sp >= 80000 else 'NOT met'}")
     if not a.skip_service:
-        print(f"\n## service: LinUCB, get_action + process_feedback, {a.service_events} events, one at a time")
+        print(f"\n## service: LinUCB d=16, K=10 (K=1000 rows: 1000 events), get_action + process_feedback, {a.service_events} events, one at a time")
         rows = bench_service(a.service_events)
         for name, need in (("SQLite online", 20000), ("Redis online", 5000)):
             if name in rows:

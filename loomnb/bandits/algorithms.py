@@ -96,7 +96,10 @@ class BaseBandit:
         else:
             acts = as_actions(available_actions); top = int(acts.max()) + 1
             if type(available_actions) is list: self._last_list, self._last_acts = list(available_actions), (acts, top)
-        return self.ensure(weights, x, top), x, acts
+        return self._scoring_weights(weights, x, top), x, acts
+    def _scoring_weights(self, weights, x, top):
+        "Weights to score actions < `top` with (grown copy by default; ridge models score unseen actions from the prior)."
+        return self.ensure(weights, x, top)
 
     def predict_sync(self, weights, state_vector, available_actions) -> tuple[int, dict]:
         "Synchronous `predict`."
@@ -220,18 +223,25 @@ class ContextualBandit(_EpsilonMixin, _LinearSGD, BaseBandit):
         return self._eps_select(self.scores(w, x, acts), acts)
 
 # %% ../../nbs/91_bandits.algorithms.ipynb #c020
-def ridge_scores_ref(theta, A_inv, x, acts):
-    "NumPy reference: mean estimate theta_a.x and variance x' A_a^-1 x for each action in `acts`."
+def ridge_scores_ref(theta, A_inv, x, acts, ridge=1.0):
+    "NumPy reference: mean theta_a.x and variance x' A_a^-1 x per action in `acts` (prior 0, x.x/ridge beyond the table)."
+    K, d = theta.shape[0], x.shape[0]
+    pad = max(0, int(np.max(acts)) + 1 - K)
+    theta = np.concatenate([theta, np.zeros((pad, d))]); A_inv = np.concatenate([A_inv, np.tile(np.eye(d) / ridge, (pad, 1, 1))])
     mu = theta[acts] @ x
     var = np.einsum("kij,i,j->k", A_inv[acts], x, x)
     return mu, np.maximum(var, 0.0)
 
 @njit(cache=True)
-def ridge_scores_kernel(theta, A_inv, x, acts, mu, var):
+def ridge_scores_kernel(theta, A_inv, x, acts, mu, var, ridge):
     "Numba kernel of `ridge_scores_ref`, writing into `mu` and `var`."
-    d = x.shape[0]
+    d = x.shape[0]; K = theta.shape[0]
+    xx = 0.0
+    for i in range(d): xx += x[i] * x[i]
     for k in range(acts.shape[0]):
         a = acts[k]; m = 0.0; v = 0.0
+        if a >= K:  # an action the model has never updated: the prior
+            mu[k] = 0.0; var[k] = xx / ridge; continue
         for i in range(d):
             m += theta[a, i] * x[i]
             s = 0.0
@@ -276,17 +286,21 @@ def ridge_update_kernel(A_inv, b, theta, counts, a, x, r):
     return A2, b2, t2, c2, r - pred
 
 @njit(cache=True)
-def linucb_select_kernel(theta, A_inv, x, acts, alpha, scores):
+def linucb_select_kernel(theta, A_inv, x, acts, alpha, scores, ridge):
     "Fused LinUCB scoring: fills `scores`, returns (first best index, number of ties, best mean < max mean)."
-    n = acts.shape[0]; d = x.shape[0]
+    n = acts.shape[0]; d = x.shape[0]; K = theta.shape[0]
     best = -np.inf; ibest = 0; mu_best = 0.0; mu_max = -np.inf
+    xx = 0.0
+    for i in range(d): xx += x[i] * x[i]
     for k in range(n):
         a = acts[k]; m = 0.0; v = 0.0
-        for i in range(d):
-            m += theta[a, i] * x[i]
-            s = 0.0
-            for j in range(d): s += A_inv[a, i, j] * x[j]
-            v += x[i] * s
+        if a >= K: v = xx / ridge  # never-updated action: prior mean 0, variance x.x / ridge
+        else:
+            for i in range(d):
+                m += theta[a, i] * x[i]
+                s = 0.0
+                for j in range(d): s += A_inv[a, i, j] * x[j]
+                v += x[i] * s
         sc = m + alpha * np.sqrt(v if v > 0.0 else 0.0)
         scores[k] = sc
         if m > mu_max: mu_max = m
@@ -300,6 +314,8 @@ def linucb_select_kernel(theta, A_inv, x, acts, alpha, scores):
 class _RidgeBandit(BaseBandit):
     schema = {"A_inv": ("K", "d", "d"), "b": ("K", "d"), "theta": ("K", "d"), "counts": ("K",)}
     learnable = ("theta",)
+    def _scoring_weights(self, weights, x, top):  # no copy per request for a large catalogue: the kernels use the prior
+        return self.ensure(weights, x, 0)
     def initial_weights(self, dim, n_actions):
         return {"algorithm": self.name, "dim": int(dim), "n_actions": int(n_actions),
                 "A_inv": np.tile(np.eye(dim) / self.params.ridge, (n_actions, 1, 1)),
@@ -309,7 +325,7 @@ class _RidgeBandit(BaseBandit):
         return {**w, "n_actions": n, **{key: np.concatenate([w[key], new[key]]) for key in self.schema}}
     def _mu_var(self, w, x, acts):
         mu, var = np.empty(acts.size), np.empty(acts.size)
-        ridge_scores_kernel(w["theta"], w["A_inv"], x, acts, mu, var)
+        ridge_scores_kernel(w["theta"], w["A_inv"], x, acts, mu, var, float(self.params.ridge))
         return mu, var
     def expected_rewards(self, w, x, acts): return self._mu_var(w, x, acts)[0]
     def update_sync(self, weights, state_vector, action_index, reward, next_state_vector=None):
@@ -330,7 +346,7 @@ class LinUCBBandit(_RidgeBandit):
     def predict_sync(self, weights, state_vector, available_actions):
         w, x, acts = self._inputs(weights, state_vector, available_actions)
         s = np.empty(acts.size)
-        i, ties, explored = linucb_select_kernel(w["theta"], w["A_inv"], x, acts, float(self.params.alpha), s)
+        i, ties, explored = linucb_select_kernel(w["theta"], w["A_inv"], x, acts, float(self.params.alpha), s, float(self.params.ridge))
         if ties > 1:  # random tie-break (cold start); recompute the exploration flag for the chosen one
             i, ties = self._tie_argmax(s); mu = self.expected_rewards(w, x, acts); explored = mu[i] < mu.max()
         return int(acts[i]), {"algorithm": self.name, "exploration_triggered": bool(explored),

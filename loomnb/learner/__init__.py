@@ -271,6 +271,11 @@ class Trainer:
         from loomnb.loggers import make_logger
         return make_logger(logger)
 
+    def close(self):
+        "Close the logger and the env."
+        if self.logger is not None: self.logger.close()
+        if callable(getattr(self.env, "close", None)): self.env.close()
+
     def __repr__(self): return f"Trainer({self.algo.name!r}, env={getattr(self.env.spec, 'id', self.env)!r}, step={self.state.global_step})"
 
     def _event(self, name: str):
@@ -372,9 +377,12 @@ class Trainer:
                          device="auto", # Torch device
                          policy=None, # Your policy module, when the run used a custom one
                          map_location="cpu", # Where tensors are loaded
+                         algorithm: str | None=None, # Expected algorithm name (checked, as in the rlox guide)
                         ) -> "Trainer":
         "Restore a trainer saved with `save`, ready to continue with `train`."
         ck = load_checkpoint(path, map_location)
+        if algorithm is not None and str(algorithm).lower() != ck["algo"]:
+            raise CheckpointError(f"{str(path)!r} holds a {ck['algo']!r} run, not {algorithm!r}")
         e = ck["env"]
         if env is None:
             if not e.get("id"): raise CheckpointError(f"{str(path)!r} was saved from an env without an id: pass `env=`")

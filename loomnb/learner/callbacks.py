@@ -12,7 +12,8 @@ import numpy as np
 from . import Callback, TrainState, CancelFitException
 
 # %% auto #0
-__all__ = ['EarlyStopping', 'ProgressBar', 'Timing', 'Eval', 'Checkpoint']
+__all__ = ['EarlyStoppingCallback', 'ProgressBarCallback', 'TimingCallback', 'EvalCallback', 'CheckpointCallback',
+           'EarlyStopping', 'ProgressBar', 'Timing', 'Eval', 'Checkpoint']
 
 # %% ../../nbs/38a_learner.callbacks.ipynb #c008
 class EarlyStopping(Callback):
@@ -137,3 +138,6 @@ class Checkpoint(Callback):
         self._next = (state.global_step // self.save_freq + 1) * self.save_freq
         if self.keep_last is not None:
             while len(self.saved) > self.keep_last: self.saved.pop(0).unlink(missing_ok=True)
+
+# %% ../../nbs/38a_learner.callbacks.ipynb #c025
+EarlyStoppingCallback, ProgressBarCallback, TimingCallback, EvalCallback, CheckpointCallback = EarlyStopping, ProgressBar, Timing, Eval, Checkpoint

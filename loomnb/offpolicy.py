@@ -18,7 +18,7 @@ from .buffers.replay import ReplayBuffer, ReplayBatch
 from .qnets import polyak_update, target_copy
 
 # %% auto #0
-__all__ = ['OffPolicyConfig', 'ActionScaler', 'TorchBatch', 'to_torch', 'sample_batches', 'OffPolicyAlgorithm']
+__all__ = ['OffPolicyConfig', 'ActionScaler', 'TorchBatch', 'to_torch', 'sample_batches', 'make_adam', 'OffPolicyAlgorithm']
 
 # %% ../nbs/39_offpolicy.ipynb #c005
 @dataclass
@@ -122,6 +122,15 @@ def sample_batches(buffer: ReplayBuffer, # Buffer to sample from (uniform)
     return out
 
 # %% ../nbs/39_offpolicy.ipynb #c016
+def make_adam(params, # Parameters (iterable of tensors)
+              lr: float, # Learning rate
+             ) -> torch.optim.Adam:
+    "Adam with the fused kernel where supported, else the foreach implementation."
+    params = list(params)
+    try: return torch.optim.Adam(params, lr=lr, fused=True)
+    except (RuntimeError, TypeError, ValueError): return torch.optim.Adam(params, lr=lr, foreach=True)
+
+# %% ../nbs/39_offpolicy.ipynb #c019
 def _obs_dim(space) -> int:
     if not isinstance(space, spaces.Box):
         raise ValueError(f"off-policy algorithms need a Box observation space, got {space}")
@@ -168,7 +177,7 @@ class OffPolicyAlgorithm(Algorithm):
 
     def _on_env_step(self, state, step: int): "Hook after each vector step (DQN: target updates)."
 
-# %% ../nbs/39_offpolicy.ipynb #c018
+# %% ../nbs/39_offpolicy.ipynb #c021
 def _collect(self, state: TrainState, # Trainer state (global_step and episode records are updated)
              on_step=None, # Called after each vector step with its index; False stops early
             ) -> dict:
@@ -211,7 +220,7 @@ def _predict(self, obs, # Observations [B, *obs_shape]
 
 OffPolicyAlgorithm.collect, OffPolicyAlgorithm.update, OffPolicyAlgorithm.predict = _collect, _update, _predict
 
-# %% ../nbs/39_offpolicy.ipynb #c020
+# %% ../nbs/39_offpolicy.ipynb #c023
 def _state_dict(self) -> dict:
     "Weights, optimizer states, RNG, last observations and (optionally) the replay buffer."
     from loomnb.buffers import replay as _rb

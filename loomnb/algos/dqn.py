@@ -13,7 +13,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from ..learner import TrainState, register_algorithm
-from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, to_torch
+from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, to_torch, make_adam
 from ..qnets import (SimpleQNetwork, DuelingQNetwork, CategoricalQNetwork, polyak_update, target_copy,
                           reset_noise)
 
@@ -151,6 +151,7 @@ def dqn_step(q_net: nn.Module, # Online Q-network
              optimizer: torch.optim.Optimizer, # Optimizer over q_net's parameters
              batch: TorchBatch, # Minibatch
              cfg: DQNConfig, # Config (double_dqn, distributional, loss, max_grad_norm)
+             params: list | None=None, # q_net's parameters (cached by the caller; None: looked up)
             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: # (loss, TD error magnitudes [B], mean Q(s, a))
     "One DQN gradient step; returns detached loss, |TD error| (or C51 cross-entropy) and mean Q."
     if cfg.noisy: reset_noise(q_net); reset_noise(target_net)
@@ -174,7 +175,7 @@ def dqn_step(q_net: nn.Module, # Online Q-network
         err, qmean = td.abs(), q.detach().mean()
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    torch.nn.utils.clip_grad_norm_(q_net.parameters(), cfg.max_grad_norm, foreach=True)
+    torch.nn.utils.clip_grad_norm_(q_net.parameters() if params is None else params, cfg.max_grad_norm, foreach=True)
     optimizer.step()
     return loss.detach(), err, qmean
 
@@ -200,7 +201,7 @@ class DQN(OffPolicyAlgorithm):
             raise ValueError("distributional=True needs a policy with `log_probs(obs)` and a `support` buffer (CategoricalQNetwork)")
         self.q_target = target_copy(self.q_net)
         self._q_params, self._t_params = list(self.q_net.parameters()), list(self.q_target.parameters())
-        self.optimizer = torch.optim.Adam(self.q_net.parameters(), lr=c.learning_rate, foreach=True)
+        self.optimizer = make_adam(self._q_params, c.learning_rate)
         self.exploration_rate = c.exploration_initial_eps
         self.total_timesteps = 0
 
@@ -262,7 +263,7 @@ def _dqn_train(self, n: int, state: TrainState) -> dict:
     else: batches = sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)
     losses, qs = [], []
     for b in batches:
-        loss, err, qm = dqn_step(self.q_net, self.q_target, self.optimizer, b, c)
+        loss, err, qm = dqn_step(self.q_net, self.q_target, self.optimizer, b, c, self._q_params)
         if c.prioritized: self.buffer.update_priorities(b.indices, err.cpu().numpy().astype(np.float64))
         losses.append(loss); qs.append(qm)
     m = {"train/loss": torch.stack(losses).mean().item(), "train/q_values": torch.stack(qs).mean().item(),

@@ -14,7 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from ..learner import TrainState, register_algorithm
-from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches
+from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam
 from ..qnets import SquashedGaussianPolicy, EnsembleQNetwork, polyak_update, target_copy
 
 # %% auto #0
@@ -125,12 +125,12 @@ class SAC(OffPolicyAlgorithm):
         self.critic = (pol.get("critic") or EnsembleQNetwork(self.obs_dim, self.act_dim, h, c.n_critics)).to(dev)
         self.critic_target = target_copy(self.critic)
         self._cp, self._tp = list(self.critic.parameters()), list(self.critic_target.parameters())
-        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=c.learning_rate, foreach=True)
-        self.critic_opt = torch.optim.Adam(self._cp, lr=c.learning_rate, foreach=True)
+        self.actor_opt = make_adam(self.actor.parameters(), c.learning_rate)
+        self.critic_opt = make_adam(self._cp, c.learning_rate)
         self.target_entropy = float(-self.act_dim if c.target_entropy is None else c.target_entropy)
         if c.auto_entropy:
             self.log_alpha = torch.tensor(math.log(c.ent_coef), device=dev, requires_grad=True)
-            self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=c.learning_rate)
+            self.alpha_opt = make_adam([self.log_alpha], c.learning_rate)
         else: self.log_alpha, self.alpha_opt = None, None
 
     def _nets(self): return {"actor": self.actor, "critic": self.critic, "critic_target": self.critic_target}

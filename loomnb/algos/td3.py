@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 from ..learner import TrainState, register_algorithm
-from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches
+from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam
 from ..qnets import DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy
 from .sac import frozen
 
@@ -118,8 +118,8 @@ class TD3(OffPolicyAlgorithm):
         self.actor_target, self.critic_target = target_copy(self.actor), target_copy(self.critic)
         self._p = {"critic": list(self.critic.parameters()), "critic_target": list(self.critic_target.parameters()),
                    "actor": list(self.actor.parameters()), "actor_target": list(self.actor_target.parameters())}
-        self.actor_opt = torch.optim.Adam(self._p["actor"], lr=c.learning_rate, foreach=True)
-        self.critic_opt = torch.optim.Adam(self._p["critic"], lr=c.learning_rate, foreach=True)
+        self.actor_opt = make_adam(self._p["actor"], c.learning_rate)
+        self.critic_opt = make_adam(self._p["critic"], c.learning_rate)
 
     def _nets(self): return {"actor": self.actor, "actor_target": self.actor_target, "critic": self.critic,
                              "critic_target": self.critic_target}

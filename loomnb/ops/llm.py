@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, types as nbt
 from numba.extending import overload
-from .returns import _like
+from .returns import _like, _njit_on_first_call
 from .vtrace import _exp
 
 # %% auto #0
@@ -49,7 +49,7 @@ def group_advantages_kernel(rewards, group_size, eps, scale, out):
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _GA_SIGS = [nbt.int64(a, nbt.int64, nbt.float64, nbt.boolean, a) for f in (nbt.float32, nbt.float64) for a in (f[::1], f[:, ::1])]
 
-@njit(_GA_SIGS, cache=True)
+@_njit_on_first_call(_GA_SIGS)
 def _group_advantages_checked(rewards, group_size, eps, scale, out):
     "Checks (error code) then `group_advantages_kernel`; compiled for [B*G] and [B, G] float32/float64."
     if group_size < 1 or not eps >= 0.0 or rewards.size % group_size != 0: return 1

@@ -64,6 +64,19 @@ def _sigs(ret, pattern):
         out.append((ret(*[m[c] for c in pattern]), ret(*[m1[c] for c in pattern])))
     return [s for pair in out for s in pair]
 
+def _njit_on_first_call(sigs):
+    "Like `njit(sigs, cache=True)`, but compiled on the first call (importing stays fast); the module global is then rebound to the compiled dispatcher, so later calls go straight to it."
+    def deco(py_func):
+        compiled = []
+        def first_call(*args):  # also serves references taken before the first call, without recompiling
+            if not compiled:
+                compiled.append(njit(sigs, cache=True)(py_func))
+                py_func.__globals__[py_func.__name__] = compiled[0]
+            return compiled[0](*args)
+        first_call.__name__, first_call.__doc__ = py_func.__name__, py_func.__doc__
+        return first_call
+    return deco
+
 # %% ../../nbs/10_ops.returns.ipynb #c011
 def gae_ref(rewards, values, terminated, truncated, final_values, last_values, gamma, lam):
     "Plain-Python GAE (Schulman et al. 2016, eq. 16), the reference twin of `gae`."
@@ -204,7 +217,7 @@ def _lv_ok_impl(rewards, last_values):
     return lambda rewards, last_values: True
 
 # %% ../../nbs/10_ops.returns.ipynb #c020
-@njit(_sigs(nbt.int64, "FFBBFLffFF"), cache=True)
+@_njit_on_first_call(_sigs(nbt.int64, "FFBBFLffFF"))
 def _gae_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
     "Shape/range checks (error code) then `gae_kernel`; compiled for [T, N] and [T] inputs."
     if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0): return 1
@@ -284,7 +297,7 @@ def lambda_returns_kernel(rewards, values, terminated, truncated, final_values, 
             out[t, n] = rewards[t, n] + gamma * (1.0 - terminated[t, n]) * ((1.0 - lam) * nv + lam * nxt)
 
 # %% ../../nbs/10_ops.returns.ipynb #c037
-@njit(_sigs(nbt.int64, "FFBBFLffF"), cache=True)
+@_njit_on_first_call(_sigs(nbt.int64, "FFBBFLffF"))
 def _lambda_returns_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out):
     "Checks (error code) then `lambda_returns_kernel`."
     if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0): return 1
@@ -343,7 +356,7 @@ def discounted_returns_kernel(rewards, terminated, truncated, final_values, last
             out[t, n] = rewards[t, n] + gamma * (1.0 - terminated[t, n]) * nxt
 
 # %% ../../nbs/10_ops.returns.ipynb #c043
-@njit(_sigs(nbt.int64, "FBBFLfF"), cache=True)
+@_njit_on_first_call(_sigs(nbt.int64, "FBBFLfF"))
 def _discounted_returns_checked(rewards, terminated, truncated, final_values, last_values, gamma, out):
     "Checks (error code) then `discounted_returns_kernel`."
     if not (0.0 <= gamma <= 1.0): return 1
@@ -410,7 +423,7 @@ def nstep_returns_kernel(rewards, values, terminated, truncated, final_values, l
             elif k == T - 1: out[t, e] = g + disc * last_values[e]
             else: out[t, e] = g + disc * values[k + 1, e]
 
-@njit(_sigs(nbt.int64, "FFBBFLfiF"), cache=True)
+@_njit_on_first_call(_sigs(nbt.int64, "FFBBFLfiF"))
 def _nstep_returns_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, n, out):
     "Checks (error code) then `nstep_returns_kernel`."
     if not (0.0 <= gamma <= 1.0) or n < 1: return 1

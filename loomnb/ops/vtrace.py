@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 from numba import njit, types as nbt
 from numba.extending import overload
-from .returns import _arr, _check_rollout, _unit, _sigs, _as2d, _lv, _shapes_ok, _like
+from .returns import _arr, _check_rollout, _unit, _sigs, _as2d, _lv, _shapes_ok, _like, _njit_on_first_call
 
 # %% auto #0
 __all__ = ['vtrace_ref', 'vtrace_kernel', 'vtrace']
@@ -106,7 +106,7 @@ def vtrace_kernel(behaviour_logp, target_logp, rewards, values, terminated, trun
             ovs[n] = v[n] + a
 
 # %% ../../nbs/11_ops.vtrace.ipynb #c012
-@njit(_sigs(nbt.int64, "FFFFBBFLfffFF"), cache=True)
+@_njit_on_first_call(_sigs(nbt.int64, "FFFFBBFLfffFF"))
 def _vtrace_checked(behaviour_logp, target_logp, rewards, values, terminated, truncated, final_values, last_values,
                     gamma, rho_bar, c_bar, out_vs, out_pg):
     "Shape/range checks (error code) then `vtrace_kernel`; compiled for [T, N] and [T] inputs."

@@ -15,8 +15,8 @@ from .nets import mlp
 
 # %% auto #0
 __all__ = ['squashed_gaussian_logprob', 'SquashedGaussianPolicy', 'DeterministicPolicy', 'QNetwork', 'EnsembleQNetwork',
-           'NoisyLinear', 'reset_noise', 'SimpleQNetwork', 'DuelingQNetwork', 'CategoricalQNetwork', 'polyak_update',
-           'target_copy']
+           'CriticList', 'as_critic', 'NoisyLinear', 'reset_noise', 'SimpleQNetwork', 'DuelingQNetwork',
+           'CategoricalQNetwork', 'polyak_update', 'target_copy']
 
 # %% ../nbs/36a_qnets.ipynb #c005
 _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "gelu": nn.GELU, "silu": nn.SiLU}
@@ -166,7 +166,21 @@ class EnsembleQNetwork(nn.Module):
                 ens.biases[k].copy_(torch.stack([l[k].bias[None] for l in lins]))
         return ens
 
-# %% ../nbs/36a_qnets.ipynb #c021
+# %% ../nbs/36a_qnets.ipynb #c016
+class CriticList(nn.ModuleList):
+    "State-action critics evaluated one after another; returns [n_critics, B] like `EnsembleQNetwork`."
+    def forward(self, obs, act): return torch.stack([c(obs, act) for c in self])
+    def q1(self, obs, act):
+        "The first critic only, [B]."
+        return self[0](obs, act)
+
+def as_critic(critic) -> nn.Module:
+    "`critic` as a module returning [n_critics, B]: lists and single `QNetwork`s are wrapped in a `CriticList`."
+    if isinstance(critic, (list, tuple)): return CriticList(critic)
+    if isinstance(critic, QNetwork): return CriticList([critic])
+    return critic
+
+# %% ../nbs/36a_qnets.ipynb #c023
 def _scaled_noise(n: int, device) -> torch.Tensor:
     x = torch.randn(n, device=device)
     return x.sign() * x.abs().sqrt()
@@ -202,7 +216,7 @@ def reset_noise(module: nn.Module):
     for m in module.modules():
         if isinstance(m, NoisyLinear): m.reset_noise()
 
-# %% ../nbs/36a_qnets.ipynb #c023
+# %% ../nbs/36a_qnets.ipynb #c025
 def _q_mlp(in_dim, out_dim, hidden, activation, noisy: bool) -> nn.Sequential:
     "An MLP of `nn.Linear` (or `NoisyLinear` when `noisy`) layers with PyTorch's default init."
     if not noisy: return mlp(in_dim, out_dim, hidden, activation, ortho_init=False)
@@ -250,7 +264,7 @@ class DuelingQNetwork(nn.Module):
         q = v + a - a.mean(1, keepdim=True)
         return q.squeeze(-1) if self.n_atoms == 1 else q
 
-# %% ../nbs/36a_qnets.ipynb #c028
+# %% ../nbs/36a_qnets.ipynb #c030
 class CategoricalQNetwork(nn.Module):
     "C51 distributional Q-network: per-action categorical over `n_atoms` fixed return atoms."
     def __init__(self, obs_dim: int, # Flattened observation size
@@ -279,7 +293,7 @@ class CategoricalQNetwork(nn.Module):
         "Expected Q-values [B, n_actions]."
         return (self.log_probs(obs).exp() * self.support).sum(-1)
 
-# %% ../nbs/36a_qnets.ipynb #c032
+# %% ../nbs/36a_qnets.ipynb #c034
 @torch.no_grad()
 def polyak_update(params: list, # Online parameters (list of tensors)
                   target_params: list, # Target parameters, same order and shapes

@@ -15,7 +15,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from ..learner import TrainState, register_algorithm
 from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam
-from ..qnets import SquashedGaussianPolicy, EnsembleQNetwork, polyak_update, target_copy
+from ..qnets import SquashedGaussianPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic
 
 # %% auto #0
 __all__ = ['SACConfig', 'sac_critic_target', 'sac_critic_loss', 'sac_actor_loss', 'sac_alpha_loss', 'frozen', 'sac_step', 'SAC']
@@ -122,7 +122,7 @@ class SAC(OffPolicyAlgorithm):
         h = c.hidden if isinstance(c.hidden, int) else tuple(c.hidden)
         pol = policy if isinstance(policy, dict) else {"actor": policy}
         self.actor = (pol.get("actor") or SquashedGaussianPolicy(self.obs_dim, self.act_dim, h, "relu", c.log_std_min, c.log_std_max)).to(dev)
-        self.critic = (pol.get("critic") or EnsembleQNetwork(self.obs_dim, self.act_dim, h, c.n_critics)).to(dev)
+        self.critic = as_critic(pol.get("critic") or EnsembleQNetwork(self.obs_dim, self.act_dim, h, c.n_critics)).to(dev)
         self.critic_target = target_copy(self.critic)
         self._cp, self._tp = list(self.critic.parameters()), list(self.critic_target.parameters())
         self.actor_opt = make_adam(self.actor.parameters(), c.learning_rate)

@@ -12,7 +12,7 @@ import torch
 import torch.nn as nn
 from ..learner import TrainState, register_algorithm
 from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam
-from ..qnets import DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy
+from ..qnets import DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic
 from .sac import frozen
 
 # %% auto #0
@@ -114,7 +114,7 @@ class TD3(OffPolicyAlgorithm):
         h = c.hidden if isinstance(c.hidden, int) else tuple(c.hidden)
         pol = policy if isinstance(policy, dict) else {"actor": policy}
         self.actor = (pol.get("actor") or DeterministicPolicy(self.obs_dim, self.act_dim, h, 1.0)).to(dev)
-        self.critic = (pol.get("critic") or EnsembleQNetwork(self.obs_dim, self.act_dim, h, c.n_critics)).to(dev)
+        self.critic = as_critic(pol.get("critic") or EnsembleQNetwork(self.obs_dim, self.act_dim, h, c.n_critics)).to(dev)
         self.actor_target, self.critic_target = target_copy(self.actor), target_copy(self.critic)
         self._p = {"critic": list(self.critic.parameters()), "critic_target": list(self.critic_target.parameters()),
                    "actor": list(self.actor.parameters()), "actor_target": list(self.actor_target.parameters())}

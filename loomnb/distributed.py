@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/distributed.html.md"""
 
 # %% ../nbs/50_distributed.ipynb #c002
 from __future__ import annotations
-import contextlib, datetime, functools, inspect, io, json, os, pickle, shlex, socket, subprocess, sys, tempfile, time, traceback
+import contextlib, datetime, functools, gc, inspect, io, json, os, pickle, shlex, socket, subprocess, sys, tempfile, time, traceback
 from dataclasses import dataclass, replace, asdict
 from pathlib import Path
 import numpy as np
@@ -150,6 +150,8 @@ def distributed(backend: str = "auto", # Passed to `init_distributed`
             print(f"[loomnb.distributed] rank {info.rank}/{info.world_size} (node {info.node_rank}) failed with "
                   f"{type(e).__name__}: {e}", file=sys.stderr, flush=True)
         raise
+    if info.is_distributed and dist.get_world_size() > 1: dist.barrier()  # every rank is past its last collective
+    gc.collect()  # free DDP reducers and finished work objects that still reference the group
     teardown()
 
 # %% ../nbs/50_distributed.ipynb #c020
@@ -653,7 +655,7 @@ def _dt_from_checkpoint(cls, path, # Checkpoint written by `DistributedTrainer.s
 
 DistributedTrainer.from_checkpoint = _dt_from_checkpoint
 
-# %% ../nbs/50_distributed.ipynb #c073
+# %% ../nbs/50_distributed.ipynb #c074
 def sync_report(trainer: DistributedTrainer) -> dict:
     "Collective: parameter difference to rank 0 over all networks of `trainer.algo`, a checksum, the wrapping used."
     nets = nn.ModuleList([unwrap(m) for m in vars(trainer.algo).values() if isinstance(m, nn.Module)])
@@ -680,7 +682,7 @@ def check_data_parallel(specs: list[dict], # Each {"algo", "env", "timesteps", "
         res = tr.train(int(sp["timesteps"])); res.update(sync_report(tr), algo=sp["algo"]); out.append(res)
     return out
 
-# %% ../nbs/50_distributed.ipynb #c075
+# %% ../nbs/50_distributed.ipynb #c076
 def under_torchrun(environ: dict | None = None, # Environment to inspect (default `os.environ`)
                   ) -> bool:
     "True when this process is a torchrun worker (RANK and WORLD_SIZE are set)."
@@ -715,16 +717,31 @@ def train_distributed(algo: str, # Algorithm name
                      ) -> dict:
     "One rank of a data-parallel run (call it on every torchrun worker): train, save on rank 0, tear down."
     with distributed(timeout_s=timeout_s) as info:
-        t = DistributedTrainer(algo, env, seed, config, callbacks, logger, device, n_envs, info=info)
-        try:
-            res = t.train(total_timesteps)
-            if save: t.save(save)
-            res.update(sync_report(t))
-        finally:
-            if t.trainer.logger is not None: t.trainer.logger.close()
+        res = _train_and_save(algo, env, total_timesteps, seed, config, logger, n_envs, device, save, callbacks, info)
     return res
 
-# %% ../nbs/50_distributed.ipynb #c079
+def _train_and_save(algo, env, total_timesteps, seed, config, logger, n_envs, device, save, callbacks, info) -> dict:
+    "The body of `train_distributed` (a function, so the trainer and its DDP reducer are freed before teardown)."
+    t = DistributedTrainer(algo, env, seed, config, callbacks, logger, device, n_envs, info=info)
+    try:
+        res = t.train(total_timesteps)
+        if save: t.save(save)
+        res.update(sync_report(t))
+    finally:
+        if t.trainer.logger is not None: t.trainer.logger.close()
+    return res
+
+# %% ../nbs/50_distributed.ipynb #c080
+def _run_cmd(a) -> dict:
+    "Run one worker command; returns plain results (no trainer outlives this call)."
+    if a.cmd == "smoke": return ddp_smoke(a.steps, a.seed, a.fail_rank)
+    if a.cmd == "check": return check_data_parallel(json.loads(a.specs))
+    if a.resume: tr = DistributedTrainer.from_checkpoint(a.resume, logger=a.logger)
+    else: tr = DistributedTrainer(a.algo, a.env, a.seed, json.loads(a.config), logger=a.logger, n_envs=a.n_envs)
+    res = tr.train(a.timesteps); res.update(sync_report(tr))
+    if a.save: tr.save(a.save)
+    return res
+
 def _main(argv=None):
     import argparse
     p = argparse.ArgumentParser(prog="python -m loomnb.distributed", description="loomnb.distributed worker entry")
@@ -747,15 +764,9 @@ def _main(argv=None):
     a = p.parse_args(argv)
     torch.set_num_threads(1)
     with distributed(timeout_s=a.timeout_s) as info:
-        if a.cmd == "smoke": res = ddp_smoke(a.steps, a.seed, a.fail_rank)
-        elif a.cmd == "check": res = check_data_parallel(json.loads(a.specs))
-        else:
-            if a.resume: tr = DistributedTrainer.from_checkpoint(a.resume, logger=a.logger)
-            else: tr = DistributedTrainer(a.algo, a.env, a.seed, json.loads(a.config), logger=a.logger, n_envs=a.n_envs)
-            res = tr.train(a.timesteps); res.update(sync_report(tr))
-            if a.save: tr.save(a.save)
+        res = _run_cmd(a)
         if a.out: Path(a.out).mkdir(parents=True, exist_ok=True); (Path(a.out) / f"rank{info.rank}.json").write_text(json.dumps(res, default=float))
         if info.is_main: print(json.dumps(res, default=float), flush=True)
 
-# %% ../nbs/50_distributed.ipynb #c080
+# %% ../nbs/50_distributed.ipynb #c081
 if __name__ == "__main__": _main()

@@ -125,6 +125,7 @@ def get_algorithm(name: str) -> type:
     key = str(name).lower()
     if key not in ALGORITHMS and key in _builtin_algo_names():
         import importlib; importlib.import_module(f"loomnb.algos.{key}")
+        if key not in ALGORITHMS: raise ValueError(f"loomnb.algos.{key} was imported but registered no algorithm {key!r}")
     if key not in ALGORITHMS:
         known = sorted(set(ALGORITHMS) | set(_builtin_algo_names()))
         raise ValueError(f"Unknown algorithm {name!r}.{did_you_mean(key, known)} Known algorithms: {', '.join(known) or 'none'}")

@@ -541,6 +541,7 @@ class DistributedTrainer:
                  n_envs: int | None = None, # Envs per rank
                  policy=None, # Custom policy module (on-policy algorithms)
                  info: DistInfo | None = None, # This rank (default: `world()`)
+                 ddp: bool = True, # DDPPolicy for on-policy policies (False: the optimiser-hook all-reduce for all)
                 ):
         from loomnb.learner import Trainer, get_algorithm, _resolve_config
         from loomnb.envs.registry import make
@@ -558,7 +559,7 @@ class DistributedTrainer:
         if self.info.rank != 0:  # rank 0 keeps the Trainer's own seeding: a one-rank job equals the plain run
             seed_everything(self.env_seed)
             if hasattr(self.trainer.algo, "seed_rng"): self.trainer.algo.seed_rng(self.env_seed)
-        self.distributed = distribute_algorithm(self.trainer.algo)
+        self.distributed = distribute_algorithm(self.trainer.algo, ddp_policy=ddp)
 
     def __getattr__(self, name):
         if name == "trainer": raise AttributeError(name)
@@ -671,14 +672,15 @@ def _stop_at(iteration: int):
         def after_iteration(self, state): return state.iteration < iteration
     return StopAt()
 
-def check_data_parallel(specs: list[dict], # Each {"algo", "env", "timesteps", "config"}; optional "seed", and
+def check_data_parallel(specs: list[dict], # Each {"algo", "env", "timesteps", "config"}; optional "seed", "ddp", and
                                            # "stop_rank"/"stop_iteration": that rank alone stops after that iteration
                        ) -> list[dict]:
     "Train each spec with `DistributedTrainer` on every rank; returns the summaries merged with `sync_report`."
     out = []
     for sp in specs:
         cbs = [_stop_at(sp["stop_iteration"])] if sp.get("stop_rank") == world().rank else []
-        tr = DistributedTrainer(sp["algo"], sp["env"], sp.get("seed", 0), sp.get("config") or {}, callbacks=cbs)
+        tr = DistributedTrainer(sp["algo"], sp["env"], sp.get("seed", 0), sp.get("config") or {}, callbacks=cbs,
+                                ddp=sp.get("ddp", True))
         res = tr.train(int(sp["timesteps"])); res.update(sync_report(tr), algo=sp["algo"]); out.append(res)
     return out
 
@@ -737,7 +739,7 @@ def _run_cmd(a) -> dict:
     if a.cmd == "smoke": return ddp_smoke(a.steps, a.seed, a.fail_rank)
     if a.cmd == "check": return check_data_parallel(json.loads(a.specs))
     if a.resume: tr = DistributedTrainer.from_checkpoint(a.resume, logger=a.logger)
-    else: tr = DistributedTrainer(a.algo, a.env, a.seed, json.loads(a.config), logger=a.logger, n_envs=a.n_envs)
+    else: tr = DistributedTrainer(a.algo, a.env, a.seed, json.loads(a.config), logger=a.logger, n_envs=a.n_envs, ddp=not a.no_ddp)
     res = tr.train(a.timesteps); res.update(sync_report(tr))
     if a.save: tr.save(a.save)
     return res
@@ -756,6 +758,7 @@ def _main(argv=None):
     t.add_argument("--config", default="{}", help="algorithm config overrides as JSON")
     t.add_argument("--n-envs", type=int, default=None); t.add_argument("--logger", default=None)
     t.add_argument("--save", default=None); t.add_argument("--resume", default=None)
+    t.add_argument("--no-ddp", action="store_true", help="average gradients with the optimiser hook instead of DDP")
     t.add_argument("--out", default=None, help="folder for rank<R>.json results")
     t.add_argument("--timeout-s", type=float, default=600.0)
     c = sub.add_parser("check", help="check_data_parallel on every rank")

@@ -45,17 +45,20 @@ def test_ppo_two_ranks_identical_params_and_both_contribute(tmp_path):
     assert q0["rank_env_seeds"][1] != q0["rank_env_seeds"][0] and min(q0["rank_episodes"]) > 0
 
 def test_a2c_and_sac_two_ranks_stay_in_sync(tmp_path):
-    "A2C goes through DDPPolicy, SAC through the optimiser hooks (actor, critic, temperature): both stay identical."
+    "A2C goes through DDPPolicy, SAC (actor, critic, temperature) and PPO with ddp=False through the optimiser hooks."
     from loomnb.distributed import launch
     specs = [{"algo": "a2c", "env": "CartPole-v1", "timesteps": 2048, "config": {"n_envs": 4, "n_steps": 16},
               "stop_rank": 1, "stop_iteration": 5},  # a callback stops rank 1 only: both ranks must stop together
              {"algo": "sac", "env": "Pendulum-v1", "timesteps": 600,
-              "config": {"learning_starts": 200, "batch_size": 64, "buffer_size": 2000}}]
+              "config": {"learning_starts": 200, "batch_size": 64, "buffer_size": 2000}},
+             {"algo": "ppo", "env": "CartPole-v1", "timesteps": 1024, "ddp": False,  # optimiser-hook path for PPO
+              "config": {"n_envs": 4, "n_steps": 32, "batch_size": 64, "n_epochs": 2}}]
     rc = launch(["check", "--specs", json.dumps(specs), "--out", str(tmp_path), "--timeout-s", "120"], 2,
                 module="loomnb.distributed", timeout_s=240, env={"GLOO_SOCKET_IFNAME": "lo", "WANDB_MODE": "disabled"})
     assert rc == 0
     r0, r1 = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
-    a2c, sac = r0
+    a2c, sac, ppo_hook = r0
+    assert ppo_hook["distributed"]["ddp"] == [] and ppo_hook["distributed"]["synced_optimizers"] == ["optimizer"]
     assert a2c["distributed"]["ddp"] == ["policy"]
     assert set(sac["distributed"]["synced_optimizers"]) >= {"actor_opt", "critic_opt"}
     for x0, x1 in zip(r0, r1):

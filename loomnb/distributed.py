@@ -6,13 +6,14 @@ Docs: https://loomorg.github.io/loomnb/distributed.html.md"""
 
 # %% ../nbs/50_distributed.ipynb #c002
 from __future__ import annotations
-import contextlib, datetime, functools, gc, inspect, io, json, os, pickle, shlex, socket, subprocess, sys, tempfile, time, traceback
+import argparse, contextlib, datetime, functools, gc, inspect, io, json, os, pickle, shlex, socket, subprocess, sys, tempfile, time, traceback
 from dataclasses import dataclass, replace, asdict
 from pathlib import Path
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.distributed as dist
+import torch.multiprocessing as tmp_mp
 from torch.nn.parallel import DistributedDataParallel as DDP
 from .core import seed_everything, get_device, did_you_mean
 
@@ -384,18 +385,17 @@ def spawn(fn, # Importable (exported) function run on every rank; a notebook-def
                          "defined in __main__ (a notebook cell or script). Export it (nbdev-export) and pass the "
                          "function imported from its module.")
     if not isinstance(nprocs, int) or nprocs < 1: raise ValueError(f"spawn: `nprocs` must be an int >= 1, got {nprocs!r}")
-    import torch.multiprocessing as tmp
     with tempfile.TemporaryDirectory() as d:
-        ctx = tmp.start_processes(_spawn_worker, args=(fn, nprocs, free_port(), tuple(args), d, threads, backend, timeout_s),
+        ctx = tmp_mp.start_processes(_spawn_worker, args=(fn, nprocs, free_port(), tuple(args), d, threads, backend, timeout_s),
                                   nprocs=nprocs, join=False, start_method="spawn")
         deadline = time.monotonic() + timeout_s
         try:
             while not ctx.join(timeout=0.2):
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"spawn: {getattr(fn, '__name__', fn)} on {nprocs} ranks did not finish in {timeout_s} s")
-        except tmp.ProcessRaisedException as e:
+        except tmp_mp.ProcessRaisedException as e:
             raise RuntimeError(f"spawn: rank {e.error_index} of {nprocs} failed:\n{e}") from None
-        except tmp.ProcessExitedException as e:
+        except tmp_mp.ProcessExitedException as e:
             raise RuntimeError(f"spawn: rank {e.error_index} of {nprocs} exited with code {e.exit_code}") from None
         finally:
             for p in ctx.processes:
@@ -745,7 +745,6 @@ def _run_cmd(a) -> dict:
     return res
 
 def _main(argv=None):
-    import argparse
     p = argparse.ArgumentParser(prog="python -m loomnb.distributed", description="loomnb.distributed worker entry")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("smoke", help="ddp_smoke on every rank; writes rank<R>.json into --out")

@@ -17,6 +17,7 @@ from ..nets import make_policy, check_policy, policy_evaluate
 from ..ops.vtrace import vtrace
 from ..learner import Algorithm, TrainState, register_algorithm
 from ..distributed import rank_seed
+from ..envs.registry import make
 
 # %% auto #0
 __all__ = ['ImpalaConfig', 'impala_actor', 'stack_trajectories', 'impala_loss', 'IMPALA']
@@ -78,7 +79,6 @@ def impala_actor(actor: int, # Actor index
                 ) -> None:
     "Actor process body: collect trajectories with the latest published policy and queue them."
     try:
-        from loomnb.envs.registry import make
         torch.set_num_threads(1); torch.manual_seed(seed)
         env = make(env_id, num_envs=n_envs, seed=seed)
         box = isinstance(env.single_action_space, spaces.Box)
@@ -123,7 +123,7 @@ def _collect_unroll(env, policy, obs, T, N, box, lo, hi) -> dict:
                 final_obs=np.asarray(fo, np.float32).reshape(-1, *obs.shape[1:]), last_obs=obs.astype(np.float32),
                 ep_returns=er, ep_lengths=el, next_obs=obs)
 
-# %% ../../nbs/51_algos.impala.ipynb #c017
+# %% ../../nbs/51_algos.impala.ipynb #c016
 def stack_trajectories(trs: list[dict]) -> dict:
     "Concatenate trajectories along the env axis: [T, N] each -> [T, sum N]."
     offs = np.cumsum([0] + [t["obs"].shape[1] for t in trs[:-1]])
@@ -163,7 +163,7 @@ def impala_loss(policy: torch.nn.Module, # Learner policy (rlox interface)
     return loss, {"train/policy_loss": float(pg_loss), "train/value_loss": float(v_loss), "train/entropy": float(ent_m),
                   "train/rho_mean": float(rho.mean()), "train/rho_clipfrac": float((rho > cfg.rho_bar).float().mean())}
 
-# %% ../../nbs/51_algos.impala.ipynb #c022
+# %% ../../nbs/51_algos.impala.ipynb #c021
 def _shutdown(procs, stop, q):
     stop.set()
     t_end = time.monotonic() + 5
@@ -195,7 +195,7 @@ class IMPALA(Algorithm):
 
     def seed_rng(self, seed: int): self.seed = int(seed)
 
-# %% ../../nbs/51_algos.impala.ipynb #c023
+# %% ../../nbs/51_algos.impala.ipynb #c022
 def _start(self):
     "Spawn the actors (no-op when running)."
     if self._procs: return
@@ -244,7 +244,7 @@ def _get(self) -> dict:
 
 IMPALA._start, IMPALA.start, IMPALA.close, IMPALA._get = _start, _start_public, _close, _get
 
-# %% ../../nbs/51_algos.impala.ipynb #c024
+# %% ../../nbs/51_algos.impala.ipynb #c023
 def _collect(self, state: TrainState, on_step=None) -> dict:
     "Take `batch_trajectories` trajectories from the actors."
     self._start()
@@ -274,7 +274,7 @@ def _update(self, state: TrainState) -> dict:
 
 IMPALA.collect, IMPALA.update = _collect, _update
 
-# %% ../../nbs/51_algos.impala.ipynb #c025
+# %% ../../nbs/51_algos.impala.ipynb #c024
 def _predict(self, obs, deterministic: bool = True) -> np.ndarray:
     "Actions (NumPy) for a batch of observations; Box actions clipped to the bounds."
     with torch.inference_mode():

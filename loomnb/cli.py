@@ -50,6 +50,12 @@ def _resolved_config(trainer, fallback):
         if c is not None: return c.to_dict() if hasattr(c, "to_dict") else c
     return fallback
 
+def _train_from_config_ranked(cfg, callbacks=()) -> dict:
+    "One torchrun worker of `train_from_config`: data-parallel training through `loomnb.distributed`, saved by rank 0."
+    from loomnb.distributed import train_distributed
+    return train_distributed(cfg.algorithm, cfg.env, cfg.total_timesteps, cfg.seed, cfg.config or None, logger=cfg.logger,
+                             n_envs=cfg.n_envs, device=cfg.device, save=cfg.save, callbacks=list(callbacks))
+
 def train_from_config(cfg, # TrainingConfig, a dict of its fields, or a YAML path
                       registry: RunRegistry | None | bool=None, # Registry to record the run (None: default; False: none)
                       callbacks=(), # Extra callbacks for the Trainer
@@ -59,6 +65,8 @@ def train_from_config(cfg, # TrainingConfig, a dict of its fields, or a YAML pat
     from loomnb.loggers import make_logger
     if isinstance(cfg, (str, Path)): cfg = TrainingConfig.from_yaml(cfg)
     elif isinstance(cfg, dict): cfg = TrainingConfig.from_dict(cfg)
+    from loomnb.distributed import under_torchrun
+    if under_torchrun(): return _train_from_config_ranked(cfg, callbacks)
     reg = None if registry is False else (registry if registry is not None else RunRegistry())
     save_dir = Path(cfg.save).parent if cfg.save else None
     logger = make_logger(cfg.logger, out_dir=save_dir)
@@ -94,6 +102,7 @@ def _add_train(sub):
     p.add_argument("--timesteps", type=int, help="total environment steps"); p.add_argument("--seed", type=int)
     p.add_argument("--n-envs", type=int, dest="n_envs"); p.add_argument("--device")
     p.add_argument("--save", help="checkpoint path written after training")
+    p.add_argument("--nproc", type=int, help="data-parallel processes on this machine: starts torchrun, one rank each")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="algorithm config override (repeatable)")
     p.add_argument("--logger", help="logger spec: console, csv:PATH, jsonl:PATH, wandb, tensorboard:DIR, comma-separated")
     p.add_argument("--eval-episodes", type=int, dest="eval_episodes", help="evaluation episodes after training")
@@ -165,6 +174,7 @@ def cmd_train(a) -> int:
         import torch; torch.set_num_threads(a.torch_threads)
     cfg = TrainingConfig.from_dict(d)
     m = train_from_config(cfg, registry=False if a.no_registry else RunRegistry(a.registry))
+    if os.environ.get("RANK", "0") != "0": return 0  # under torchrun only rank 0 reports
     if a.json: print(json.dumps(m, default=str))
     else:
         print("loomnb train: done. " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in m.items()))
@@ -227,6 +237,12 @@ def cmd_runs(a) -> int:
 def main(argv=None, # Arguments (default sys.argv[1:])
         ) -> int:
     "Entry point of the `loomnb` command; returns the exit code."
+    from loomnb.distributed import split_nproc, under_torchrun, launch
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["train"]:
+        try: argv, nproc = split_nproc(argv)
+        except ValueError as e: print(f"loomnb train: error: {e}", file=sys.stderr); return 2
+        if nproc and nproc > 1 and not under_torchrun(): return launch(argv, nproc)  # torchrun, one `loomnb train` per rank
     ap = build_parser()
     try: a = ap.parse_args(argv)
     except SystemExit as e: return int(e.code or 0)

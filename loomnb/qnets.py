@@ -169,6 +169,8 @@ class EnsembleQNetwork(nn.Module):
 # %% ../nbs/36a_qnets.ipynb #c016
 class CriticList(nn.ModuleList):
     "State-action critics evaluated one after another; returns [n_critics, B] like `EnsembleQNetwork`."
+    def __init__(self, critics=None): # `QNetwork`-like modules mapping (obs, act) to [B]
+        super().__init__(critics)
     def forward(self, obs, act): return torch.stack([c(obs, act) for c in self])
     def q1(self, obs, act):
         "The first critic only, [B]."

@@ -1,11 +1,9 @@
 # loomnb: `make train` and `make test` set everything up from nothing (a .venv beside this file), then run.
-# Both are idempotent: .venv is reused and reinstalled only when pyproject.toml changes.
+# Both are idempotent: .venv is reused and reinstalled only when pyproject.toml changes (scripts/setup.sh).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.loomnb-installed
-TORCH_PIN := torch==2.13.0
 OUT ?= runs/train
 
 .PHONY: setup system-deps test train docs readme export bench clean help
@@ -16,15 +14,8 @@ help:
 	@echo "make docs    build the documentation site into _docs/"
 	@echo "make bench   run the benchmarks in bench/ (installs the bench extra)"
 
-$(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), f"loomnb needs Python 3.11+, found {sys.version.split()[0]}"'
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q $(TORCH_PIN)
-	$(BIN)/python -m pip install -q -e ".[dev]"
-	@touch $(STAMP)
-
-setup: $(STAMP)
+setup:
+	@PYTHON=$(PYTHON) bash scripts/setup.sh
 
 # Debian packages the tests drive for real: a headless browser for the docs check and a Redis server.
 system-deps:

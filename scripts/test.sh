@@ -21,4 +21,4 @@ step "docs site"
 bash scripts/docs.sh
 
 step "pytest tests/"
-python -m pytest tests -q -p no:cacheprovider --durations=10
+python -m pytest tests -q -rs -p no:cacheprovider --durations=10

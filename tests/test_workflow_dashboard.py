@@ -15,7 +15,10 @@ def test_dashboard_controls_real_training(tmp_path):
     assert ctl.wait_until(lambda c: len(c.collector) >= 3, timeout=120)
     # pause: the step counter stops moving (at most the iteration in flight completes)
     dash.pause_btn.click(); assert ctl.status == "paused"
-    assert ctl.wait_until(lambda c: c.trainer.state.iteration == len(c.collector), timeout=60)
+    # the iteration in flight (its rollout and update) finishes, then the loop parks before the next rollout
+    deadline, last = time.monotonic() + 60, -1
+    while time.monotonic() < deadline and tr.state.global_step != last:
+        last = tr.state.global_step; time.sleep(0.5)
     frozen = tr.state.global_step; time.sleep(1.0)
     assert tr.state.global_step == frozen and ctl._thread.is_alive()
     # new hyperparameters typed in while paused reach the next update

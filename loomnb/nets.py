@@ -14,8 +14,8 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 # %% auto #0
-__all__ = ['policy_act', 'policy_evaluate', 'check_policy', 'MLP', 'layer_init', 'mlp', 'DiscretePolicy', 'GaussianPolicy',
-           'make_policy']
+__all__ = ['policy_act', 'policy_evaluate', 'check_policy', 'MLP', 'layer_init', 'mlp', 'ActorCritic', 'DiscretePolicy',
+           'GaussianPolicy', 'make_policy']
 
 # %% ../nbs/36_nets.ipynb #c005
 def policy_act(policy, # Policy module with the rlox interface (and optionally `act`)
@@ -97,7 +97,24 @@ def mlp(in_dim: int, # Input features
     return MLP(*layers, activation=activation)
 
 # %% ../nbs/36_nets.ipynb #c011
-class DiscretePolicy(nn.Module):
+class ActorCritic(nn.Module):
+    "Base of the on-policy policies: flattening, the critic's value, and one-call `act` / `evaluate`."
+    def _flat(self, obs): return obs if obs.ndim == 2 else obs.reshape(obs.shape[0], -1)
+    def get_value(self, obs): return self.critic(self._flat(obs)).squeeze(-1)
+
+    def act(self, obs, deterministic: bool=False):
+        "Actions, log-probs and values in one call."
+        x = self._flat(obs)
+        a, logp = self.get_action_and_logprob(x, deterministic)
+        return a, logp, self.get_value(x)
+
+    def evaluate(self, obs, actions):
+        "Log-probs, entropies and values in one call."
+        x = self._flat(obs)
+        logp, ent = self.get_logprob_and_entropy(x, actions)
+        return logp, ent, self.get_value(x)
+
+class DiscretePolicy(ActorCritic):
     "Separate actor and critic MLPs; categorical actions."
     def __init__(self, obs_dim: int, # Flattened observation size
                  n_actions: int, # Number of discrete actions
@@ -110,8 +127,6 @@ class DiscretePolicy(nn.Module):
         self.actor = mlp(obs_dim, n_actions, hidden, activation, 0.01, ortho_init)
         self.critic = mlp(obs_dim, 1, hidden, activation, 1.0, ortho_init)
 
-    def _flat(self, obs): return obs if obs.ndim == 2 else obs.reshape(obs.shape[0], -1)
-    def get_value(self, obs): return self.critic(self._flat(obs)).squeeze(-1)
     def _sample(self, logp_all, deterministic):
         if deterministic: return logp_all.argmax(-1)
         # inverse-CDF sampling: one uniform per row, count the CDF entries below it (cheaper than torch.multinomial)
@@ -130,22 +145,10 @@ class DiscretePolicy(nn.Module):
         ent = -(logp_all.exp() * logp_all).sum(-1)
         return logp_all.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1), ent
 
-    def act(self, obs, deterministic: bool=False):
-        "Actions, log-probs and values in one call."
-        x = self._flat(obs)
-        a, logp = self.get_action_and_logprob(x, deterministic)
-        return a, logp, self.get_value(x)
-
-    def evaluate(self, obs, actions):
-        "Log-probs, entropies and values in one call."
-        x = self._flat(obs)
-        logp, ent = self.get_logprob_and_entropy(x, actions)
-        return logp, ent, self.get_value(x)
-
 # %% ../nbs/36_nets.ipynb #c016
 _LOG_2PI = math.log(2 * math.pi)
 
-class GaussianPolicy(nn.Module):
+class GaussianPolicy(ActorCritic):
     "Separate actor (mean) and critic MLPs; diagonal Gaussian with a state-independent log-std."
     def __init__(self, obs_dim: int, # Flattened observation size
                  act_dim: int, # Action dimensions
@@ -160,8 +163,6 @@ class GaussianPolicy(nn.Module):
         self.critic = mlp(obs_dim, 1, hidden, activation, 1.0, ortho_init)
         self.log_std = nn.Parameter(torch.full((self.act_dim,), float(log_std_init)))
 
-    def _flat(self, obs): return obs if obs.ndim == 2 else obs.reshape(obs.shape[0], -1)
-    def get_value(self, obs): return self.critic(self._flat(obs)).squeeze(-1)
     def _logp(self, mean, a):
         z = (a - mean) * torch.exp(-self.log_std)
         return (-0.5 * z.pow(2) - self.log_std - 0.5 * _LOG_2PI).sum(-1)
@@ -178,18 +179,6 @@ class GaussianPolicy(nn.Module):
         "Log-probs [B] of `actions` and the policy entropy [B]."
         mean = self.actor_mean(self._flat(obs))
         return self._logp(mean, actions.reshape(mean.shape)), self.entropy(mean.shape[0])
-
-    def act(self, obs, deterministic: bool=False):
-        "Actions, log-probs and values in one call."
-        x = self._flat(obs)
-        a, logp = self.get_action_and_logprob(x, deterministic)
-        return a, logp, self.get_value(x)
-
-    def evaluate(self, obs, actions):
-        "Log-probs, entropies and values in one call."
-        x = self._flat(obs)
-        logp, ent = self.get_logprob_and_entropy(x, actions)
-        return logp, ent, self.get_value(x)
 
 # %% ../nbs/36_nets.ipynb #c020
 def make_policy(observation_space: spaces.Space, # The env's single observation space

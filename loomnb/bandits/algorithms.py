@@ -196,6 +196,7 @@ class EpsilonGreedyBandit(_EpsilonMixin, BaseBandit):
 class _LinearSGD:
     schema = {"weights": ("K", "d"), "counts": ("K",)}
     learnable = ("weights",)
+    def scores(self, w, x, acts): return self.expected_rewards(w, x, acts)  # the model's reward estimates
     def initial_weights(self, dim, n_actions):
         return {"algorithm": self.name, "dim": int(dim), "n_actions": int(n_actions),
                 "weights": np.zeros((n_actions, dim)), "counts": np.zeros(n_actions)}
@@ -214,7 +215,6 @@ class _LinearSGD:
 class ContextualBandit(_EpsilonMixin, _LinearSGD, BaseBandit):
     "Per-action linear reward model trained online by SGD, with epsilon-greedy selection."
     name = "contextual_bandit"
-    def scores(self, w, x, acts): return self.expected_rewards(w, x, acts)
     def action_probabilities(self, weights, state_vector, available_actions):
         w, x, acts = self._inputs(weights, state_vector, available_actions)
         return _eps_probs(self.scores(w, x, acts), self.params.exploration_rate)
@@ -386,7 +386,6 @@ def _softmax(s: np.ndarray, tau: float) -> np.ndarray:
 class SoftmaxBandit(_LinearSGD, BaseBandit):
     "Per-action linear SGD model with Boltzmann (softmax) action selection at temperature `temperature`."
     name = "softmax"
-    def scores(self, w, x, acts): return self.expected_rewards(w, x, acts)
     def action_probabilities(self, weights, state_vector, available_actions):
         w, x, acts = self._inputs(weights, state_vector, available_actions)
         return _softmax(self.scores(w, x, acts), self.params.temperature)

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 from ..core import Config, did_you_mean
 from .core import (WeightSchemaError, WeightHealth, Transition, RLAlgorithmProtocol, as_state,
-                                 as_actions, validate_arrays, health_of)
+                                 as_actions, validate_arrays, health_of, _F64)
 
 # %% auto #0
 __all__ = ['ALGORITHMS', 'RECOMMENDED_ALGORITHM', 'AlgorithmParameters', 'BaseBandit', 'EpsilonGreedyBandit', 'ContextualBandit',
@@ -68,6 +68,22 @@ class BaseBandit:
     def validate_weights(self, weights: Mapping[str, Any], copy: bool=True) -> dict[str, Any]:
         "A normalised copy of `weights` (float64 contiguous arrays), or WeightSchemaError; `copy=False` checks without copying."
         return validate_arrays(weights, self.schema, self.name, copy)
+
+    updates_one_action = True  # `update_sync` changes only the rows of `action_index` (memories then rewrite that action only)
+    def validate_update(self, old: Mapping[str, Any] | None, # Validated weights the update started from
+                        new: dict, # `update_sync`'s output
+                        action_index: int, # The updated action
+                       ) -> dict[str, Any]:
+        "`new` checked as an update of `old` that changed only `action_index`'s rows (same shapes, finite rows); a full check otherwise."
+        if not old or type(new) is not dict or new.get("n_actions") != old.get("n_actions") or new.get("dim") != old.get("dim") \
+           or new.get("algorithm", self.name) != self.name: return self.validate_weights(new, copy=False)
+        for k in self.schema:
+            a = new[k]; o = old.get(k)
+            if type(a) is not np.ndarray or a.dtype is not _F64 or o is None or a.shape != o.shape or not a.flags.c_contiguous:
+                return self.validate_weights(new, copy=False)
+            v = a[action_index].reshape(-1)
+            if not math.isfinite(v.dot(v)) and not np.isfinite(v).all(): raise WeightSchemaError(f"{self.name}: `{k}` holds non-finite values")
+        return new
 
     def weight_health(self, weights: Mapping[str, Any]) -> WeightHealth:
         "L2 norm, max |w| and count of the learnable parameters."
@@ -129,12 +145,14 @@ class BaseBandit:
 
     def _check_update(self, weights, state_vector, action_index, reward):
         x = as_state(state_vector)
-        if isinstance(action_index, bool) or not isinstance(action_index, (int, np.integer)) or action_index < 0:
-            raise ValueError(f"{self.name}: `action_index` must be a non-negative int, got {action_index!r}")
+        if type(action_index) is not int or action_index < 0:
+            if isinstance(action_index, bool) or not isinstance(action_index, (int, np.integer)) or action_index < 0:
+                raise ValueError(f"{self.name}: `action_index` must be a non-negative int, got {action_index!r}")
+            action_index = int(action_index)
         try: r = float(reward)
         except (TypeError, ValueError) as e: raise ValueError(f"{self.name}: `reward` must be a number, got {reward!r}") from e
         if not math.isfinite(r): raise ValueError(f"{self.name}: `reward` must be finite, got {reward!r}")
-        return self.ensure(weights, x, int(action_index) + 1), x, int(action_index), r
+        return self.ensure(weights, x, action_index + 1), x, action_index, r
 
     def evaluate(self, weights, transitions: Sequence[Transition]) -> float:
         "Minus the mean squared error of the predicted reward of each logged action (higher is better; 0.0 if empty)."
@@ -277,13 +295,12 @@ def sherman_morrison_kernel(A_inv, b, theta, a, x, r, Ax):
 
 @njit(cache=True)
 def ridge_update_kernel(A_inv, b, theta, counts, a, x, r):
-    "Copying update for `update_sync`: new (A_inv, b, theta, counts) and the TD error r - theta_a.x; inputs untouched."
-    A2, b2, t2, c2 = A_inv.copy(), b.copy(), theta.copy(), counts.copy()
+    "In place on (A_inv, b, theta, counts): add (x, r) to action `a`; returns the TD error r - theta_a.x before the update."
     pred = 0.0
     for i in range(x.shape[0]): pred += theta[a, i] * x[i]
-    sherman_morrison_kernel(A2, b2, t2, a, x, r, np.empty(x.shape[0]))
-    c2[a] += 1.0
-    return A2, b2, t2, c2, r - pred
+    sherman_morrison_kernel(A_inv, b, theta, a, x, r, np.empty(x.shape[0]))
+    counts[a] += 1.0
+    return r - pred
 
 @njit(cache=True)
 def linucb_select_kernel(theta, A_inv, x, acts, alpha, scores, ridge):
@@ -330,7 +347,8 @@ class _RidgeBandit(BaseBandit):
     def expected_rewards(self, w, x, acts): return self._mu_var(w, x, acts)[0]
     def update_sync(self, weights, state_vector, action_index, reward, next_state_vector=None):
         w, x, a, r = self._check_update(weights, state_vector, action_index, reward)
-        A_inv, b, theta, counts, td = ridge_update_kernel(w["A_inv"], w["b"], w["theta"], w["counts"], a, x, r)
+        A_inv, b, theta, counts = w["A_inv"].copy(), w["b"].copy(), w["theta"].copy(), w["counts"].copy()  # pure: copy, then update in place
+        td = ridge_update_kernel(A_inv, b, theta, counts, a, x, r)
         return {**w, "A_inv": A_inv, "b": b, "theta": theta, "counts": counts}, td
 
 class LinUCBBandit(_RidgeBandit):

@@ -52,8 +52,12 @@ class RLAlgorithmProtocol(Protocol):
         "L2 norm, max |w| and parameter count of the learnable parameters."
 
 # %% ../../nbs/90_bandits.core.ipynb #c011
+_F64 = np.dtype(np.float64)
+
 def as_state(x, name: str="state_vector", dim: int | None=None) -> np.ndarray:
     "`x` as a finite 1-D float64 array (of length `dim` when given), else ValueError naming `name`."
+    if type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and x.size and (dim is None or x.size == dim):
+        if math.isfinite(x.dot(x)) or np.isfinite(x).all(): return x  # fast path: already a float64 vector (x.x overflows only for huge values)
     try: a = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as e: raise ValueError(f"`{name}` must be a 1-D sequence of numbers, got {x!r}") from e
     if a.ndim != 1 or a.size == 0: raise ValueError(f"`{name}` must be a non-empty 1-D sequence of numbers, got shape {a.shape}")

@@ -37,7 +37,7 @@ class RLMemorySettings(Config):
     max_weight_versions: int = 10               # Versions retained per model (0 disables versioning)
     busy_timeout_ms: int = 30000                # SQLite: how long a writer waits for the lock
     sqlite_synchronous: str = "NORMAL"          # SQLite: "NORMAL" (WAL: durable across crashes of the process), "FULL", or "OFF" (fastest; an OS crash may lose recent commits)
-    per_action_min_actions: int = 64            # Store weights one blob per action from this many actions on (a feedback then rewrites one action, not the model)
+    per_action_min_actions: int = 8             # Store weights one blob per action from this many actions on (a feedback then rewrites one action, not the model)
     cache_ttl_seconds: float = 0.0              # Serve weights from the process cache this long without asking the store (0 = always check the revision)
 
     def validate(self):
@@ -132,7 +132,7 @@ class RLMemoryProtocol(Protocol):
     async def close(self) -> None: ...
     async def load_weights(self, model_id: str) -> dict | None: ...
     async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None: ...
-    async def atomic_update(self, model_id: str, fn: Callable, experience: dict | None = None) -> Any: ...
+    async def atomic_update(self, model_id: str, fn: Callable, experience: dict | None = None, touched: Sequence[int] | None = None) -> Any: ...
     async def store_experience(self, model_id: str, state_vector, action_index: int, reward: float,
                                next_state_vector=None, **extra) -> str: ...
     async def sample_experiences(self, model_id: str, batch_size: int) -> list[StoredExperience]: ...
@@ -143,6 +143,9 @@ class RLMemoryProtocol(Protocol):
     async def list_weight_versions(self, model_id: str) -> list[WeightVersionInfo]: ...
     async def get_current_version(self, model_id: str) -> str | None: ...
     async def rollback_weights(self, model_id: str, version: str | None = None) -> str | None: ...
+    async def add_pending(self, decision_id: str, model_id: str, record: bytes, deadline: float) -> None: ...
+    async def take_pending(self, decision_id: str, now: float) -> tuple[str, bytes, float] | None: ...
+    async def take_expired(self, now: float, limit: int = 1000) -> list[tuple[str, str, bytes]]: ...
 
 # %% ../../nbs/92_bandits.memory.ipynb #c020
 def _arm_keys(weights: Mapping[str, Any]) -> list[str]:
@@ -237,13 +240,15 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS weights (model_id TEXT PRIMARY KEY, rev INTEGER NOT NULL, blob BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS weight_parts (model_id TEXT NOT NULL, part INTEGER NOT NULL, blob BLOB NOT NULL,
     PRIMARY KEY (model_id, part));
-CREATE TABLE IF NOT EXISTS experiences (id INTEGER PRIMARY KEY AUTOINCREMENT, model_id TEXT NOT NULL, ts REAL NOT NULL,
+CREATE TABLE IF NOT EXISTS experiences (id INTEGER PRIMARY KEY, model_id TEXT NOT NULL, ts REAL NOT NULL,
     priority REAL NOT NULL, record BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS experiences_model_ts ON experiences (model_id, ts);
 CREATE TABLE IF NOT EXISTS versions (model_id TEXT NOT NULL, num INTEGER NOT NULL, created REAL NOT NULL,
     blob BLOB NOT NULL, metadata TEXT NOT NULL, PRIMARY KEY (model_id, num));
 CREATE TABLE IF NOT EXISTS pointers (model_id TEXT PRIMARY KEY, current INTEGER, previous INTEGER, next INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS stats (model_id TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pending (decision_id TEXT PRIMARY KEY, model_id TEXT NOT NULL, deadline REAL NOT NULL, record BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS pending_deadline ON pending (deadline);
 """
 
 class _SQLiteCore(_MemoryBase):
@@ -307,19 +312,43 @@ class _SQLiteCore(_MemoryBase):
     def _load_rev(self, model_id):
         row = self._c.execute("SELECT rev FROM weights WHERE model_id = ?", (model_id,)).fetchone()
         return 0 if row is None else row[0]
+    def _try_write(self, model_id, rev, old, new, touched) -> bool:
+        "Write `new` as revision rev + 1 if `rev` is still current (a conditional UPDATE); False when another writer got there first."
+        c, layout = self._c, self._layout.get(model_id)
+        if layout is True and touched is not None and new.get("n_actions") == old.get("n_actions") >= self.settings.per_action_min_actions:
+            keys = _arm_keys(old)  # the layout and the scalars are unchanged: rewrite the touched actions only
+            if c.execute("UPDATE weights SET rev = ? WHERE model_id = ? AND rev = ?", (rev + 1, model_id, rev)).rowcount != 1: return False
+            for i in touched:
+                c.execute("UPDATE weight_parts SET blob = ? WHERE model_id = ? AND part = ?",
+                          (encode_weights({n: new[n][i:i + 1] for n in keys}), model_id, i))
+            per = True
+        elif layout is False and not (per := self._per_action(new)):
+            if c.execute("UPDATE weights SET rev = ?, blob = ? WHERE model_id = ? AND rev = ?",
+                         (rev + 1, encode_weights(new), model_id, rev)).rowcount != 1: return False
+        else:  # the layout changes, or parts must be diffed: the general path
+            if self._load_rev(model_id) != rev: return False
+            self._save(model_id, rev, new, old=old); return True
+        self._cache[model_id] = (rev + 1, dict(new)); self._layout[model_id] = per
+        return True
     async def atomic_update(self,
                             model_id: str, # The model whose weights change
-                            fn: Callable, # Pure `fn(weights or None) -> (new_weights or None, result)`
+                            fn: Callable, # Pure `fn(weights or None) -> (new_weights or None, result)`; may run twice
                             experience: dict | None = None, # `store_experience` keyword arguments, stored in the same transaction
+                            touched: Sequence[int] | None = None, # Actions whose rows `fn` may change (nothing else); None = diff everything
                            ) -> Any: # `result` from `fn`
         "In one transaction: `new, out = fn(weights)`; save `new` unless None; store `experience`; return `out`."
-        def body():
-            rev, w = self._load(model_id)
-            new, out = fn(w)
-            if new is not None: self._save(model_id, rev, new, old=w)
+        rev, w = self._cache.get(model_id, (None, None))
+        pre = fn(w) if w is not None else None  # optimistic: computed from the cached revision before taking the write lock
+        c = self._c; c.execute("BEGIN IMMEDIATE")
+        try:
+            if pre is not None and pre[0] is not None and self._try_write(model_id, rev, w, pre[0], touched): out = pre[1]
+            else:  # cold cache, or another process wrote since: load under the lock and recompute
+                rev, w = self._load(model_id)
+                new, out = fn(w)
+                if new is not None: self._save(model_id, rev, new, old=w)
             if experience is not None: self._insert_exp(model_id, **experience)
-            return out
-        return self._txn(body)
+        except BaseException: c.execute("ROLLBACK"); raise
+        c.execute("COMMIT"); return out
 
 # %% ../../nbs/92_bandits.memory.ipynb #c026
 class _SQLiteExperiences(_SQLiteCore):
@@ -364,6 +393,20 @@ class _SQLiteExperiences(_SQLiteCore):
     async def load_norm_stats(self, model_id: str) -> dict | None:
         row = self._c.execute("SELECT value FROM stats WHERE model_id = ?", (model_id,)).fetchone()
         return None if row is None else json.loads(row[0])
+
+    async def add_pending(self, decision_id: str, model_id: str, record: bytes, deadline: float) -> None:
+        "Keep a decision awaiting its reward until `deadline` (Unix time)."
+        self._c.execute("INSERT OR REPLACE INTO pending VALUES (?, ?, ?, ?)", (decision_id, model_id, float(deadline), record))
+    async def take_pending(self, decision_id: str, now: float) -> tuple[str, bytes, float] | None:
+        "Remove and return (model_id, record, deadline) of a decision still waiting at `now`; None if unknown or expired."
+        return self._c.execute("DELETE FROM pending WHERE decision_id = ? AND deadline >= ? RETURNING model_id, record, deadline",
+                               (decision_id, now)).fetchone()
+    async def take_expired(self, now: float, limit: int=1000) -> list[tuple[str, str, bytes]]:
+        "Remove and return up to `limit` (decision_id, model_id, record) whose deadline passed; each goes to one caller only."
+        return self._c.execute("DELETE FROM pending WHERE decision_id IN (SELECT decision_id FROM pending WHERE deadline < ? "
+                               "ORDER BY deadline LIMIT ?) RETURNING decision_id, model_id, record", (now, int(limit))).fetchall()
+    async def count_pending(self) -> int:
+        return self._c.execute("SELECT COUNT(*) FROM pending").fetchone()[0]
 
 # %% ../../nbs/92_bandits.memory.ipynb #c028
 class SQLiteRLMemory(_SQLiteExperiences):
@@ -469,6 +512,25 @@ if cur then redis.call('HSET', KEYS[1], 'previous', cur) end
 redis.call('HSET', KEYS[1], 'current', ARGV[1])
 return rev
 """
+_LUA_PENDING_ADD = """
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]); redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1]); return 1
+"""
+_LUA_PENDING_TAKE = """
+local dl = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if (not dl) or tonumber(dl) < tonumber(ARGV[2]) then return false end
+local rec = redis.call('HGET', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[1], ARGV[1]); redis.call('ZREM', KEYS[2], ARGV[1])
+return {rec, dl}
+"""
+_LUA_PENDING_EXPIRED = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+local out = {}
+for _, id in ipairs(ids) do
+  out[#out + 1] = id; out[#out + 1] = redis.call('HGET', KEYS[1], id) or ''
+  redis.call('HDEL', KEYS[1], id); redis.call('ZREM', KEYS[2], id)
+end
+return out
+"""
 _LUA_PRIORITIES = """
 for i = 1, #ARGV, 2 do
   if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
@@ -493,6 +555,7 @@ class _RedisCore(_MemoryBase):
         r = self.client.register_script
         self._cas, self._loadif, self._snap = r(_LUA_CAS), r(_LUA_LOAD), r(_LUA_SNAPSHOT)
         self._roll, self._prio, self._save = r(_LUA_ROLLBACK), r(_LUA_PRIORITIES), r(_LUA_SAVE)
+        self._padd, self._ptake, self._pexp = r(_LUA_PENDING_ADD), r(_LUA_PENDING_TAKE), r(_LUA_PENDING_EXPIRED)
         self._ready = True
     async def close(self) -> None:
         if self.client is not None and self._own:
@@ -509,10 +572,12 @@ class _RedisCore(_MemoryBase):
         "Weights from a (meta blob, HGETALL list) reply; caches them."
         if meta is None: self._cache[model_id] = (rev, None); return None
         return self._assemble(model_id, rev, meta, {int(k): v for k, v in zip(flat[::2], flat[1::2])})
-    def _write_args(self, model_id, weights, old=None):
+    def _write_args(self, model_id, weights, old=None, touched=None):
         "(meta blob, [index, part blob, ...], rewrite-all flag, per-action flag) for writing `weights`."
-        per = self._per_action(weights)
-        idx = changed_parts(old, weights) if per and old is not None and self._layout.get(model_id) is True else None
+        per, idx = self._per_action(weights), None
+        if per and old is not None and self._layout.get(model_id) is True:
+            same = touched is not None and weights.get("n_actions") == old.get("n_actions")
+            idx = list(touched) if same else changed_parts(old, weights)
         meta, parts = split_weights(weights, idx) if per else (weights, [])
         ids = range(len(parts)) if idx is None else idx
         return encode_weights(meta), [x for i, p in zip(ids, parts) for x in (i, encode_weights(p))], idx is None, per
@@ -533,7 +598,8 @@ class _RedisCore(_MemoryBase):
         rev = await self._save(keys=[self._k(model_id, "rev"), self._k(model_id, "w"), self._k(model_id, "wp")],
                                args=[meta, *pairs], client=self._cli())
         self._cache[model_id] = (int(rev), dict(weights)); self._layout[model_id] = per
-    async def atomic_update(self, model_id: str, fn: Callable, experience: dict | None = None) -> Any:
+    async def atomic_update(self, model_id: str, fn: Callable, experience: dict | None = None,
+                            touched: Sequence[int] | None = None) -> Any:
         "Optimistic transaction: `new, out = fn(weights)`, compare-and-set the blob, store `experience`; return `out`."
         keys = [self._k(model_id, "rev"), self._k(model_id, "w"), self._e(model_id, "seq"), self._e(model_id, "exp"),
                 self._e(model_id, "ts"), self._e(model_id, "pri"), self._k(model_id, "wp")]
@@ -547,7 +613,7 @@ class _RedisCore(_MemoryBase):
             new, out = fn(w)
             if new is None: wargs, pairs = ["0", b"", "0"], []
             else:
-                meta, pairs, full, per = self._write_args(model_id, new, w)
+                meta, pairs, full, per = self._write_args(model_id, new, w, touched)
                 wargs = ["1", meta, "1" if full else "0"]
             res = await self._cas(keys=keys, args=[rev, *wargs, *xargs, *pairs], client=self._cli())
             if int(res[0]) == 1:
@@ -594,6 +660,24 @@ class RedisRLMemory(_RedisCore):
         p = c.pipeline(transaction=True)
         p.hdel(self._e(model_id, "exp"), *old); p.hdel(self._e(model_id, "pri"), *old); p.zrem(self._e(model_id, "ts"), *old)
         await p.execute(); return len(old)
+    def _pk(self): return [f"{self.settings.weights_namespace}:pending", f"{self.settings.weights_namespace}:pending:deadline"]
+    async def add_pending(self, decision_id: str, model_id: str, record: bytes, deadline: float) -> None:
+        "Keep a decision awaiting its reward until `deadline` (Unix time)."
+        await self._padd(keys=self._pk(), args=[decision_id, model_id.encode() + b"\x00" + record, repr(float(deadline))], client=self._cli())
+    async def take_pending(self, decision_id: str, now: float) -> tuple[str, bytes, float] | None:
+        "Remove and return (model_id, record, deadline) of a decision still waiting at `now`; None if unknown or expired."
+        r = await self._ptake(keys=self._pk(), args=[decision_id, repr(float(now))], client=self._cli())
+        if not r: return None
+        m, rec = r[0].split(b"\x00", 1); return m.decode(), rec, float(r[1])
+    async def take_expired(self, now: float, limit: int=1000) -> list[tuple[str, str, bytes]]:
+        "Remove and return up to `limit` (decision_id, model_id, record) whose deadline passed; each goes to one caller only."
+        r = await self._pexp(keys=self._pk(), args=[repr(float(now)), int(limit)], client=self._cli())
+        out = []
+        for i, v in zip(r[::2], r[1::2]):
+            if v: m, rec = v.split(b"\x00", 1); out.append((i.decode(), m.decode(), rec))
+        return out
+    async def count_pending(self) -> int:
+        return int(await self._cli().zcard(self._pk()[1]))
     async def save_norm_stats(self, model_id: str, stats: Mapping[str, Any]) -> None:
         await self._cli().set(self._k(model_id, "norm"), json.dumps(dict(stats)))
     async def load_norm_stats(self, model_id: str) -> dict | None:

@@ -17,14 +17,15 @@ import numpy as np
 from ..core import Config, ConfigError, did_you_mean
 from .core import WeightSchemaError, Transition
 from .algorithms import AlgorithmParameters, ALGORITHMS, RECOMMENDED_ALGORITHM, make_algorithm
-from .memory import RLMemorySettings, SQLiteRLMemory, RedisRLMemory, NormalizationState
+from .memory import (RLMemorySettings, SQLiteRLMemory, RedisRLMemory, NormalizationState, pack_experience,
+                                   unpack_experience)
 from .versioning import PromotionGate, PromotionGateSettings, GateDecision
 
 # %% auto #0
 __all__ = ['TRAINERS', 'ResilienceSettings', 'RLSettings', 'CircuitOpenError', 'CircuitBreaker', 'ResilienceOrchestrator',
            'RLMetrics', 'LockingProtocol', 'RLTrainingStrategy', 'AsyncioLockProvider', 'RedisLockProvider',
-           'OnlineTrainer', 'BatchTrainer', 'PendingDecision', 'DelayedRewardJoiner', 'ReinforcementLearningService',
-           'ReinforcementLearningFactory']
+           'OnlineTrainer', 'BatchTrainer', 'PendingDecision', 'DelayedRewardJoiner', 'SharedRewardJoiner',
+           'ReinforcementLearningService', 'ReinforcementLearningFactory']
 
 # %% ../../nbs/94_bandits.service.ipynb #c006
 @dataclass
@@ -54,7 +55,8 @@ class RLSettings(Config):
     resilience: ResilienceSettings = field(default_factory=ResilienceSettings) # Retries and circuit breaker
     reward_wait_seconds: float = 0.0             # > 0 turns on delayed rewards: how long a decision waits for record_reward
     default_reward: float = 0.0                  # Reward applied to decisions whose reward never arrives
-    max_pending_decisions: int = 100_000         # Cap of decisions awaiting a reward (oldest get the default reward)
+    max_pending_decisions: int = 100_000         # Cap of decisions awaiting a reward in this process (oldest get the default reward; pending_store="process")
+    pending_store: str = "memory"                # Where decisions wait for delayed rewards: "memory" (the backend: any process can join or expire them) or "process"
     snapshot_every: int = 0                      # Online trainer: snapshot a version every N updates per model (0 = never)
     normalize_states: bool = False               # Standardise contexts with persisted running statistics
 
@@ -66,7 +68,7 @@ class RLSettings(Config):
     def validate(self):
         self.check_choice("default_algorithm", list(ALGORITHMS)); self.check_choice("trainer_type", ["online", "batch"])
         self.check_range("reward_wait_seconds", 0); self.check_range("max_pending_decisions", 1)
-        self.check_range("snapshot_every", 0)
+        self.check_range("snapshot_every", 0); self.check_choice("pending_store", ["memory", "process"])
 
 # %% ../../nbs/94_bandits.service.ipynb #c008
 def _deep_merge(a: dict, b: dict) -> dict:
@@ -230,12 +232,13 @@ class _TrainerBase:
         self._local = AsyncioLockProvider(); self._since_snapshot: dict[str, int] = {}; self._updates: dict[str, int] = {}
         self.health_every = 100  # online trainer: export weight-health gauges every this many updates per model
         self.last_decision: GateDecision | None = None
+    def _guard(self, model_id):
+        "The per-model lock: this process's asyncio lock, plus the distributed one when a provider is configured."
+        return self._local.lock(model_id) if self.lock_provider is None else self._both(model_id)
     @contextlib.asynccontextmanager
-    async def _guard(self, model_id):
+    async def _both(self, model_id):
         async with self._local.lock(model_id):
-            if self.lock_provider is None: yield
-            else:
-                async with self.lock_provider.lock(model_id): yield
+            async with self.lock_provider.lock(model_id): yield
     def _health(self, algorithm, model_id, w):
         if self.metrics is not None: self.metrics.health(model_id, algorithm.weight_health(w))
 
@@ -274,12 +277,14 @@ class OnlineTrainer(_OfflineMixin, _TrainerBase):
     async def process_experience(self, model_id, algorithm, memory, state_vector, action_index, reward,
                                  next_state_vector=None, propensity=None, available_actions=None) -> float:
         "Apply one feedback to the model's weights and store the experience; returns the TD error."
+        one = getattr(algorithm, "updates_one_action", False) and type(action_index) is int and action_index >= 0
         def step(w):
             new, td = algorithm.update_sync(w or {}, state_vector, action_index, reward, next_state_vector)
-            return algorithm.validate_weights(new, copy=False), (new, td)
+            new = algorithm.validate_update(w, new, action_index) if one and w else algorithm.validate_weights(new, copy=False)
+            return new, (new, td)
         exp = _experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions)
         async with self._guard(model_id):
-            new, td = await self.resilience.call(memory.atomic_update, model_id, step, experience=exp)
+            new, td = await self.resilience.call(memory.atomic_update, model_id, step, experience=exp, touched=[action_index] if one else None)
             u = self._updates[model_id] = self._updates.get(model_id, 0) + 1
             if u % self.health_every == 1: self._health(algorithm, model_id, new)
             if self.snapshot_every:
@@ -323,6 +328,9 @@ class DelayedRewardJoiner:
         evicted = []
         while len(self.pending) > self.max_pending: evicted.append(self.pending.popitem(last=False)[1])
         return evicted
+    def discard(self, decision_id: str) -> None:
+        "Stop waiting for `decision_id` (its reward was reported directly)."
+        self.pending.pop(decision_id, None)
     def pop(self, decision_id: str) -> PendingDecision | None:
         "The decision if it is still waiting (removed), else None."
         d = self.pending.pop(decision_id, None)
@@ -339,6 +347,34 @@ class DelayedRewardJoiner:
         return out
 
 # %% ../../nbs/94_bandits.service.ipynb #c028
+def _as_pending(model_id: str, record: bytes) -> PendingDecision:
+    e = unpack_experience(record, "")
+    return PendingDecision(model_id, e.state_vector, e.action_index, e.propensity, e.available_actions, e.timestamp)
+
+class SharedRewardJoiner:
+    "Decisions awaiting rewards, kept in the memory backend so any process can join or expire them."
+    def __init__(self, memory, wait_seconds: float, clock: Callable[[], float]=time.time): # clock: wall time shared by the processes
+        self.memory, self.wait, self.clock = memory, wait_seconds, clock
+    async def add(self, decision_id: str, model_id, state_vector, action_index, propensity, available_actions) -> list:
+        "Store a decision with its deadline (nothing is evicted: expiry bounds the store)."
+        rec = pack_experience(state_vector, action_index, 0.0, None, propensity, available_actions, timestamp=self.clock() + self.wait)
+        await self.memory.add_pending(decision_id, model_id, rec, self.clock() + self.wait); return []
+    async def discard(self, decision_id: str) -> None:
+        "Stop waiting for `decision_id` (its reward was reported directly)."
+        await self.memory.take_pending(decision_id, -math.inf)
+    async def pop(self, decision_id: str) -> PendingDecision | None:
+        "The decision if it is still waiting (removed for every process), else None."
+        r = await self.memory.take_pending(decision_id, self.clock())
+        return None if r is None else _as_pending(r[0], r[1])
+    async def expired(self, limit: int=1000) -> list[PendingDecision]:
+        "Claim (remove) decisions whose deadline passed; each is handed to one caller only."
+        return [_as_pending(m, rec) for _, m, rec in await self.memory.take_expired(self.clock(), limit)]
+
+async def _maybe(x):
+    "Await `x` when it is awaitable (the shared joiner), else return it (the in-process one)."
+    return await x if asyncio.iscoroutine(x) else x
+
+# %% ../../nbs/94_bandits.service.ipynb #c031
 class ReinforcementLearningService:
     "Lifecycle owner and composition root of the decision engine (serving, training and releases planes)."
     def __init__(self, settings: RLSettings, algorithm, memory, trainer, metrics: RLMetrics | None = None,
@@ -346,7 +382,8 @@ class ReinforcementLearningService:
         self.settings, self.algorithm, self.memory, self.trainer = settings, algorithm, memory, trainer
         self.metrics = metrics or RLMetrics()
         self.resilience = resilience or ResilienceOrchestrator(settings.resilience)
-        self.joiner = DelayedRewardJoiner(settings.reward_wait_seconds, settings.max_pending_decisions)
+        self.joiner = (SharedRewardJoiner(memory, settings.reward_wait_seconds) if settings.pending_store == "memory"
+                       else DelayedRewardJoiner(settings.reward_wait_seconds, settings.max_pending_decisions))
         self.rng = np.random.default_rng(seed); self._flusher = None; self._norm: dict[str, NormalizationState] = {}
         self._id_prefix, self._id_counter = uuid.uuid4().hex[:16] + "-", itertools.count(1)  # unique decision ids, no syscall each
         self.serving, self.training, self.releases = _Serving(self), _Training(self), _Releases(self)
@@ -391,7 +428,7 @@ class ReinforcementLearningService:
                                decision_id: str | None = None, # The decision's id, so it stops waiting for a delayed reward
                               ) -> float: # TD error (online trainer) or nan (batch trainer)
         "Learn from one observed reward (online) or store it (batch)."
-        if decision_id is not None: self.joiner.pending.pop(decision_id, None)
+        if decision_id is not None: await _maybe(self.joiner.discard(decision_id))
         return await self.training.process_feedback(model_id, state_vector, action_index, reward, next_state_vector,
                                                     propensity=propensity, available_actions=available_actions)
     async def record_reward(self,
@@ -410,7 +447,7 @@ class ReinforcementLearningService:
         "Health snapshot of the model's active weights."
         return self.algorithm.weight_health(await self.memory.load_weights(model_id) or {})
 
-# %% ../../nbs/94_bandits.service.ipynb #c034
+# %% ../../nbs/94_bandits.service.ipynb #c037
 class _Serving:
     def __init__(self, svc): self.svc = svc
     async def _weights(self, model_id):
@@ -438,12 +475,12 @@ class _Serving:
             svc.metrics.decision(name, model_id, False, time.perf_counter() - t0, "failure"); raise
         did = f"{svc._id_prefix}{next(svc._id_counter):x}"; meta["decision_id"] = did; meta["model_id"] = model_id
         if svc.settings.reward_wait_seconds > 0:
-            for d in svc.joiner.add(did, model_id, state_vector, a, meta.get("propensity"), available_actions):
+            for d in await _maybe(svc.joiner.add(did, model_id, state_vector, a, meta.get("propensity"), available_actions)):
                 await svc.training._apply(d, svc.settings.default_reward, "default")
         svc.metrics.decision(name, model_id, bool(meta.get("exploration_triggered")), time.perf_counter() - t0, status)
         return a, meta
 
-# %% ../../nbs/94_bandits.service.ipynb #c036
+# %% ../../nbs/94_bandits.service.ipynb #c039
 class _Training:
     def __init__(self, svc): self.svc = svc
     async def process_feedback(self, model_id, state_vector, action_index, reward, next_state_vector=None, *,
@@ -465,12 +502,12 @@ class _Training:
         await self.process_feedback(d.model_id, d.state_vector, d.action_index, reward, d.state_vector,
                                     propensity=d.propensity, available_actions=d.available_actions)
     async def record_reward(self, decision_id: str, reward: float) -> bool:
-        d = self.svc.joiner.pop(decision_id)
+        d = await _maybe(self.svc.joiner.pop(decision_id))
         if d is None: self.svc.metrics.child("joins", "unknown", "late").inc(); return False
         await self._apply(d, reward, "joined"); return True
     async def flush_expired(self) -> int:
         "Resolve decisions whose wait window passed with the default reward; returns how many."
-        ds = self.svc.joiner.expired()
+        ds = await _maybe(self.svc.joiner.expired())
         for d in ds: await self._apply(d, self.svc.settings.default_reward, "default")
         return len(ds)
     async def trigger_offline_training(self, model_id: str, batch_size: int=32) -> bool:
@@ -492,7 +529,7 @@ class _Releases:
         svc.metrics.operation(svc.algorithm_name, "rollback", "success" if v else "no_target", time.perf_counter() - t0)
         return v
 
-# %% ../../nbs/94_bandits.service.ipynb #c038
+# %% ../../nbs/94_bandits.service.ipynb #c041
 def _normalized(self, model_id, x):
     if not self.settings.normalize_states: return x
     ns = self._norm.get(model_id)
@@ -509,7 +546,7 @@ async def _observe(self, model_id, x):
 ReinforcementLearningService._normalized = _normalized
 ReinforcementLearningService._observe = _observe
 
-# %% ../../nbs/94_bandits.service.ipynb #c040
+# %% ../../nbs/94_bandits.service.ipynb #c043
 class ReinforcementLearningFactory:
     "Root factory: builds a ReinforcementLearningService from settings."
     @classmethod

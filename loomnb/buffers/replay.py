@@ -10,10 +10,12 @@ import json, math, os, tempfile
 from pathlib import Path
 from typing import NamedTuple
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 # %% auto #0
-__all__ = ['ReplayBatch', 'ring_write', 'gather_rows', 'uniform_indices', 'sample_rows', 'ReplayBuffer']
+__all__ = ['ReplayBatch', 'ring_write', 'gather_rows', 'uniform_indices', 'sample_rows', 'gather_into', 'sample_into',
+           'push_rows', 'push_one', 'ReplayBuffer']
 
 # %% ../../nbs/21_buffers.replay.ipynb #c006
 class ReplayBatch(NamedTuple):
@@ -57,6 +59,10 @@ def _as_shape(s, name) -> tuple:
     except (TypeError, ValueError): raise ValueError(f"`{name}` must be a tuple of non-negative ints, got {s!r}") from None
     if any(d < 0 for d in s): raise ValueError(f"`{name}` must be a tuple of non-negative ints, got {s!r}")
     return s
+
+_BOOL = np.dtype(np.bool_)
+_REWARD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))   # taken as they are by the fast push paths
+_REWARD_TYPES, _FLAG_TYPES = (float, np.float64, np.float32), (bool, np.bool_)
 
 def _check_rng(rng, default):
     if rng is None: return default
@@ -124,7 +130,88 @@ def sample_rows(u, size, O, NO, A, R, TE, TR, D):
     o, no, a, r, te, tr, d = gather_rows(idx, O, NO, A, R, TE, TR, D)
     return idx, o, no, a, r, te, tr, d
 
-# %% ../../nbs/21_buffers.replay.ipynb #c014
+# %% ../../nbs/21_buffers.replay.ipynb #c013
+@njit(cache=True, nogil=True)
+def gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d):
+    "Copy rows `idx` of every field into preallocated outputs; `no`/`d` with 0 rows are skipped (raw kernel)."
+    B, Do, Da = idx.shape[0], O.shape[1], A.shape[1]
+    for b in range(B):            # one field at a time: independent loads, overlapping cache misses
+        i = idx[b]
+        for k in range(Do): o[b, k] = O[i, k]
+    if no.shape[0] > 0:
+        for b in range(B):
+            i = idx[b]
+            for k in range(Do): no[b, k] = NO[i, k]
+    for b in range(B):
+        i = idx[b]
+        for k in range(Da): a[b, k] = A[i, k]
+    for b in range(B):
+        i = idx[b]; r[b] = R[i]; te[b] = TE[i]; tr[b] = TR[i]
+    if d.shape[0] > 0:
+        for b in range(B): d[b] = D[idx[b]]
+
+@njit(cache=True, nogil=True)
+def sample_into(u, size, O, NO, A, R, TE, TR, D, idx, o, no, a, r, te, tr, d, w):
+    "Slots floor(u * size) into `idx`, ones into `w`, then `gather_into` (one dispatch per sample) (raw kernel)."
+    for b in range(u.shape[0]):
+        idx[b] = min(np.int64(u[b] * size), size - 1); w[b] = 1.0
+    gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d)
+
+@njit(cache=True, nogil=True)
+def push_rows(pos, o, no, a, r, te, tr, O, NO, A, R, TE, TR):
+    "Check, then write B rows (`a`: [B, Da] or [B]) at `pos`, wrapping: next position, or -1 shapes / -2 reward / -3 B > capacity (raw kernel)."
+    B, cap, Do = r.shape[0], O.shape[0], O.shape[1]
+    if B > cap: return -3
+    if (o.shape[0] != B or no.shape[0] != B or a.shape[0] != B or te.shape[0] != B or tr.shape[0] != B
+            or o.shape[1] != Do or no.shape[1] != Do or _width(a) != A.shape[1]): return -1
+    for i in range(B):
+        if not np.isfinite(r[i]): return -2
+    j = pos
+    for i in range(B):
+        for k in range(Do): O[j, k] = o[i, k]
+        for k in range(Do): NO[j, k] = no[i, k]
+        _put_row(A, j, a[i])
+        R[j] = r[i]; TE[j] = te[i]; TR[j] = tr[i]
+        j += 1
+        if j == cap: j = 0
+    return j
+
+def _row_len(a): "Number of values in `a`: a 1-D array's length, 1 for a scalar (Numba overload below)."
+def _width(a): "Values per row of a batch `a`: a.shape[1] for [B, D], 1 for [B] (Numba overload below)."
+def _put_row(A, j, a): "Write `a` (a 1-D array or a scalar) into row `j` of the 2-D `A` (Numba overload below)."
+
+@overload(_row_len)
+def _row_len_nb(a):
+    if isinstance(a, types.Array): return lambda a: a.shape[0]
+    return lambda a: 1
+
+@overload(_width)
+def _width_nb(a):
+    if a.ndim == 2: return lambda a: a.shape[1]
+    return lambda a: 1
+
+@overload(_put_row)
+def _put_row_nb(A, j, a):
+    if isinstance(a, types.Array):
+        def put(A, j, a):
+            for k in range(a.shape[0]): A[j, k] = a[k]
+        return put
+    def put_scalar(A, j, a): A[j, 0] = a
+    return put_scalar
+
+@njit(cache=True, nogil=True)
+def push_one(pos, o, no, a, r, te, tr, O, NO, A, R, TE, TR):
+    "Check, then write one transition (`a`: a [Da] row or a scalar) at `pos`: next position, or -1 shapes / -2 reward (raw kernel)."
+    Do = O.shape[1]
+    if o.shape[0] != Do or no.shape[0] != Do or _row_len(a) != A.shape[1]: return -1
+    if not np.isfinite(r): return -2
+    for k in range(Do): O[pos, k] = o[k]
+    for k in range(Do): NO[pos, k] = no[k]
+    _put_row(A, pos, a)
+    R[pos] = r; TE[pos] = te; TR[pos] = tr
+    return pos + 1 if pos + 1 < O.shape[0] else 0
+
+# %% ../../nbs/21_buffers.replay.ipynb #c016
 class ReplayBuffer:
     "Uniform experience replay over a preallocated ring of `capacity` transitions."
     def __init__(self, capacity: int, # Maximum number of transitions kept (oldest overwritten first)
@@ -155,6 +242,21 @@ class ReplayBuffer:
         self.pos = self.size = 0
         self.streams = None   # optimize_memory: number of envs, fixed by the first push
         self.rng = np.random.default_rng(seed)
+        self._set_fast_paths()
+
+    _fast_push = _fast_gather = _hook = False   # class defaults for subclasses that build their own storage
+
+    def _set_fast_paths(self):
+        "Decide once which fast paths apply: plain storage, vector observations, actions of at most one dimension."
+        cls = type(self)
+        self._fast_push = (not self.optimize_memory and not self.store_discounts and len(self.obs_shape) == 1
+                           and len(self.action_shape) <= 1)
+        self._hook = cls._on_write is not ReplayBuffer._on_write       # e.g. prioritized: new slots get max priority
+        self._fast_gather = not self.optimize_memory and cls._gather is ReplayBuffer._gather
+        self._a_nd = len(self.action_shape) + 1                        # ndim of a batch of actions
+        k = self.action_dtype.kind                                     # scalar actions the single-push kernel takes
+        self._act_types = (() if self._a_nd != 1 else (int, np.int64, np.int32) if k in "iu" else
+                           (float, int, np.float64, np.float32, np.int64, np.int32) if k == "f" else ())
 
     def __len__(self): return self.size
     def __repr__(self):
@@ -163,6 +265,20 @@ class ReplayBuffer:
 
     def push(self, obs, action, reward, next_obs, terminated, truncated, discount=None):
         "Store one transition (`discount`: the gamma^k bootstrap factor, only with `store_discounts`)."
+        nd, odt = np.ndarray, self.obs_dtype
+        if (self._fast_push and type(obs) is nd and type(next_obs) is nd and obs.dtype is odt and next_obs.dtype is odt
+                and obs.ndim == 1 and next_obs.ndim == 1 and type(reward) in _REWARD_TYPES
+                and type(terminated) in _FLAG_TYPES and type(truncated) in _FLAG_TYPES
+                and (type(action) in self._act_types if self._a_nd == 1 else
+                     type(action) is nd and action.dtype is self.action_dtype and action.ndim == 1)):
+            start = self.pos
+            p = push_one(start, obs, next_obs, action, reward, terminated, truncated, self._o2, self._no2, self._a2,
+                         self.rewards, self.terminated, self.truncated)
+            if p >= 0:
+                self.pos = p
+                if self.size < self.capacity: self.size += 1
+                if self._hook: self._on_write(start, 1, self.capacity)
+                return
         if discount is None and not self.optimize_memory and not self.store_discounts and self._push_one(
                 obs, action, reward, next_obs, terminated, truncated): return
         d = None if discount is None else np.asarray(discount)[None]
@@ -187,6 +303,20 @@ class ReplayBuffer:
 
     def push_batch(self, obs, action, reward, next_obs, terminated, truncated, discount=None):
         "Store a batch of B transitions (arrays with leading dimension B)."
+        nd, odt = np.ndarray, self.obs_dtype
+        if (self._fast_push and discount is None and type(obs) is nd and type(next_obs) is nd and type(action) is nd
+                and type(reward) is nd and type(terminated) is nd and type(truncated) is nd and obs.dtype is odt
+                and next_obs.dtype is odt and action.dtype is self.action_dtype and reward.dtype in _REWARD_DTYPES
+                and terminated.dtype is _BOOL and truncated.dtype is _BOOL and obs.ndim == 2 and next_obs.ndim == 2
+                and action.ndim == self._a_nd and reward.ndim == 1 and terminated.ndim == 1 and truncated.ndim == 1):
+            start = self.pos
+            p = push_rows(start, obs, next_obs, action, reward, terminated, truncated, self._o2, self._no2, self._a2,
+                          self.rewards, self.terminated, self.truncated)
+            if p >= 0:         # else: bad shapes, a bad reward or B > capacity, handled (or raised) below
+                B, cap = reward.shape[0], self.capacity
+                self.pos = p; n = self.size + B; self.size = n if n < cap else cap
+                if self._hook: self._on_write(start, B, cap)
+                return
         B = self._fast_size(obs, action, reward, next_obs, terminated, truncated, discount)
         if B < 0:   # not already exact-typed arrays: full validation and conversion
             obs, action, reward, next_obs, terminated, truncated, discount = self._validate(
@@ -254,15 +384,29 @@ class ReplayBuffer:
 
     def sample(self, batch_size: int, rng: np.random.Generator|int|None=None) -> ReplayBatch:
         "Draw `batch_size` transitions uniformly (with replacement) using `rng`."
-        self._check_batch(batch_size)
-        u = _check_rng(rng, self.rng).random(batch_size)
-        if self.optimize_memory or type(self)._gather is not ReplayBuffer._gather:
+        if type(batch_size) is not int or not 0 < batch_size <= self.size: self._check_batch(batch_size)
+        u = (rng if type(rng) is np.random.Generator else _check_rng(rng, self.rng)).random(batch_size)
+        if not self._fast_gather:
             return self._gather(uniform_indices(u, self.size), np.ones(batch_size, np.float32))
-        idx, o, no, a, r, te, tr, d = sample_rows(u, self.size, self._o2, self._no2, self._a2, self.rewards,
-                                                  self.terminated, self.truncated, self._d)
-        if self.obs.ndim != 2: o, no = o.reshape(batch_size, *self.obs_shape), no.reshape(batch_size, *self.obs_shape)
-        if self.actions.ndim != 2: a = a.reshape(batch_size, *self.action_shape)
-        return ReplayBatch(o, a, r, no, te, tr, np.ones(batch_size, np.float32), idx, d if self.store_discounts else None)
+        B = batch_size
+        idx, w = np.empty(B, np.int64), np.empty(B, np.float32)
+        o, no, a, o2, no2, a2, r, te, tr, d = self._outputs(B)
+        sample_into(u, self.size, self._o2, self._no2, self._a2, self.rewards, self.terminated, self.truncated, self._d,
+                    idx, o2, no2, a2, r, te, tr, d, w)
+        return ReplayBatch(o, a, r, no, te, tr, w, idx, d if self.store_discounts else None)
+
+    def _outputs(self, B):
+        "Fresh output arrays for B rows: (obs, next_obs, actions) in their shapes, their 2-D views, rewards, flags, discounts."
+        odt, os_, as_ = self.obs_dtype, self.obs_shape, self.action_shape
+        if len(os_) == 1: o2 = o = np.empty((B, os_[0]), odt)
+        else: o = np.empty((B, *os_), odt); o2 = o.reshape(B, -1)
+        if self.next_obs is None: no = no2 = np.empty((0, o2.shape[1]), odt)     # filled by _shared_next_obs
+        elif len(os_) == 1: no2 = no = np.empty((B, os_[0]), odt)
+        else: no = np.empty((B, *os_), odt); no2 = no.reshape(B, -1)
+        if len(as_) == 1: a2 = a = np.empty((B, as_[0]), self.action_dtype)
+        else: a = np.empty((B, *as_), self.action_dtype); a2 = a.reshape(B, -1)
+        d = np.empty(B, np.float32) if self.store_discounts else self._d
+        return o, no, a, o2, no2, a2, np.empty(B, np.float32), np.empty(B, np.bool_), np.empty(B, np.bool_), d
 
     def _check_batch(self, batch_size):
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
@@ -286,15 +430,13 @@ class ReplayBuffer:
     def _load_extra(self, meta, arr): pass
 
     def _gather(self, idx, weights) -> ReplayBatch:
-        o, no, a, r, te, tr, d = gather_rows(idx, self._o2, self._no2, self._a2, self.rewards, self.terminated,
-                                             self.truncated, self._d)
-        B = idx.shape[0]
-        if self.obs.ndim != 2: o, no = o.reshape(B, *self.obs_shape), no.reshape(B, *self.obs_shape)
-        if self.actions.ndim != 2: a = a.reshape(B, *self.action_shape)
+        o, no, a, o2, no2, a2, r, te, tr, d = self._outputs(idx.shape[0])
+        gather_into(idx, self._o2, self._no2, self._a2, self.rewards, self.terminated, self.truncated, self._d,
+                    o2, no2, a2, r, te, tr, d)
         if self.optimize_memory: no = _shared_next_obs(self, idx)
         return ReplayBatch(o, a, r, no, te, tr, weights, idx, d if self.store_discounts else None)
 
-# %% ../../nbs/21_buffers.replay.ipynb #c026
+# %% ../../nbs/21_buffers.replay.ipynb #c028
 def _push_shared_obs(buf, o, a, r, no, te, tr, d):
     "optimize_memory push: obs stored once; episode ends and the newest step keep their own next_obs."
     B = o.shape[0]
@@ -347,7 +489,7 @@ def _shared_next_obs(buf, idx):
     if end.any(): nxt[end] = buf._final[f[end]]
     return nxt
 
-# %% ../../nbs/21_buffers.replay.ipynb #c031
+# %% ../../nbs/21_buffers.replay.ipynb #c033
 _FORMAT, _VERSION = "loomnb.replay", 1
 
 def _state(buf) -> tuple[dict, dict]:
@@ -392,7 +534,7 @@ def _read(path, cls_name) -> tuple[dict, dict]:
         raise ValueError(f"`path` holds a {meta.get('cls')}, not a {cls_name}: load it with {meta.get('cls')}.load")
     return meta, arr
 
-# %% ../../nbs/21_buffers.replay.ipynb #c032
+# %% ../../nbs/21_buffers.replay.ipynb #c034
 def _expect(arr, name, shape, dtype):
     a = arr.get(name)
     if a is None: raise ValueError(f"`path`: array `{name}` is missing")

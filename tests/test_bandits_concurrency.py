@@ -107,3 +107,67 @@ def test_naive_read_modify_write_loses_updates(tmp_path):
     total = int(decode_weights(c.execute("SELECT blob FROM weights").fetchone()[0])["counts"][0])
     print(f"naive: {total} of {N_PROC * 2000} updates survived ({1 - total / (N_PROC * 2000):.0%} lost)")
     assert total < N_PROC * 2000
+
+
+WAIT = 3.0  # reward window of the delayed-reward test (long enough for the cross-process joins to land inside it)
+
+
+def delayed_worker(backend: str, where: str, ids_dir: str, idx: int, n: int, barrier) -> tuple[int, int, int]:
+    "Make `n` decisions, join rewards to half of the *other* process's decisions, then flush expired ones."
+    from pathlib import Path
+    from loomnb.bandits.service import ReinforcementLearningFactory
+
+    async def run():
+        mem = {"backend": backend, ("redis_url" if backend == "redis" else "sqlite_path"): where}
+        rl = ReinforcementLearningFactory.create(
+            {"default_algorithm": "epsilon_greedy", "algorithm_parameters": {"sample_average": True},
+             "reward_wait_seconds": WAIT, "default_reward": 0.0, "memory": mem}, seed=idx)
+        await rl.connect(background=False)
+        ids = [(await rl.get_action("delayed", [1.0], [0, 1, 2]))[1]["decision_id"] for _ in range(n)]
+        Path(ids_dir, f"ids.{idx}").write_text("\n".join(ids))
+        barrier.wait()
+        theirs = Path(ids_dir, f"ids.{1 - idx}").read_text().split("\n")
+        joined = sum([await rl.record_reward(d, 1.0) for d in theirs[::2]])
+        barrier.wait()
+        again = sum([await rl.record_reward(d, 1.0) for d in theirs[::2]])  # joined already (by us): rejected
+        await asyncio.sleep(WAIT + 0.3)  # every remaining decision is now past its deadline
+        barrier.wait()
+        flushed = 0
+        while (k := await rl.training.flush_expired()): flushed += k  # both processes flush at once
+        await rl.close()
+        return joined, again, flushed
+
+    return asyncio.run(run())
+
+
+def check_delayed_join(backend, where, ids_dir, n=100):
+    from loomnb.bandits.service import ReinforcementLearningFactory
+    res = run_processes(delayed_worker, [(backend, where, ids_dir, i, n) for i in range(2)])
+    half = (n + 1) // 2
+    assert sorted(r[0] for r in res) == [half, half], res       # every cross-process join landed
+    assert all(r[1] == 0 for r in res), res                       # a reward is joined once only
+    assert sum(r[2] for r in res) == 2 * (n - half), res          # every other decision got the default reward, once
+
+    async def read():
+        mem = {"backend": backend, ("redis_url" if backend == "redis" else "sqlite_path"): where}
+        rl = ReinforcementLearningFactory.create({"default_algorithm": "epsilon_greedy", "memory": mem})
+        await rl.connect(background=False)
+        out = await rl.memory.load_weights("delayed"), await rl.memory.count_experiences("delayed"), await rl.memory.count_pending()
+        await rl.close()
+        return out
+
+    w, n_exp, n_pending = asyncio.run(read())
+    assert (n_exp, n_pending, int(w["counts"].sum())) == (2 * n, 0, 2 * n)
+    np.testing.assert_allclose((w["values"] * w["counts"]).sum(), 2 * half)  # reward 1 exactly for the joined decisions
+    print(f"{backend}: 2 processes x {n} decisions, {2 * half} rewards joined across processes, {2 * (n - half)} defaults, none twice")
+
+
+def test_sqlite_delayed_rewards_across_processes(tmp_path):
+    check_delayed_join("sqlite", str(tmp_path / "delayed.sqlite3"), str(tmp_path))
+
+
+def test_redis_delayed_rewards_across_processes(tmp_path):
+    need_binary("redis-server")
+    from loomnb.bandits.memory import RedisServer
+    with RedisServer() as srv:
+        check_delayed_join("redis", srv.url, str(tmp_path))

@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numba import njit
 from gymnasium import spaces
-from .core import NativeVecEnv, EnvSpec, pcg64_uniform, _episode_bookkeeping
+from .core import NativeVecEnv, EnvSpec, pcg64_uniform, _episode_bookkeeping, _step_views, _step_end, _NEEDS_RESET, _BAD
 
 # %% auto #0
 __all__ = ['compare_with_gymnasium', 'cartpole_step_kernel', 'cartpole_reset_kernel', 'CartPoleVecEnv', 'acrobot_step_kernel',
@@ -78,18 +78,22 @@ def _copy_obs(state, i, out, d):
 
 # %% ../../nbs/31_envs.classic.ipynb #c008
 @njit(cache=True)
-def cartpole_step_kernel(state, t, ret, rng, params, actions, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len):
-    "Step N CartPoles with same-step autoreset; returns -1 or the index of the first invalid action."
+def cartpole_step_kernel(mem, actions):
+    "Step N CartPoles with same-step autoreset; returns the status code of `loomnb.envs.core`."
+    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
+    if s < 0: return _NEEDS_RESET
+    ended = False
     n = state.shape[0]
     for i in range(n):
-        if actions[i] < 0 or actions[i] > 1: return i
+        if actions[i] < 0 or actions[i] > 1: return _BAD + i
     for i in range(n):
         r, te = _cartpole_dynamics(state, i, actions[i], params)
         _copy_obs(state, i, final_obs, 4)
         if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
             _cartpole_reset_one(state, rng, i, params)
+            ended = True
         _copy_obs(state, i, obs, 4)
-    return -1
+    return _step_end(mem, s, ended)
 
 @njit(cache=True)
 def cartpole_reset_kernel(state, t, ret, rng, params, mask, obs):
@@ -117,7 +121,7 @@ class CartPoleVecEnv(NativeVecEnv):
         spec = spec or EnvSpec("CartPole", "1", "loomnb.envs.classic:CartPoleVecEnv", max_episode_steps, 475.0)
         super().__init__(num_envs, seed, spec, np.array([float(sutton_barto_reward)]), max_episode_steps)
 
-# %% ../../nbs/31_envs.classic.ipynb #c024
+# %% ../../nbs/31_envs.classic.ipynb #c027
 @njit(cache=True)
 def _acrobot_dsdt(s0, s1, s2, s3, a, two):
     "Time derivative of (theta1, theta2, dtheta1, dtheta2) under torque `a` (gymnasium's `_dsdt`, book variant)."
@@ -139,7 +143,7 @@ def _wrap(x, m, M):
     while x < m: x = x + diff
     return x
 
-# %% ../../nbs/31_envs.classic.ipynb #c025
+# %% ../../nbs/31_envs.classic.ipynb #c028
 @njit(cache=True)
 def _acrobot_reset_one(state, rng, i, params):
     for k in range(4): state[i, k] = np.float32(pcg64_uniform(rng, i, -0.1, 0.1))
@@ -167,19 +171,23 @@ def _acrobot_obs(state, i, out):
     out[i, 2] = math.cos(state[i, 1]); out[i, 3] = math.sin(state[i, 1])
     out[i, 4] = state[i, 2]; out[i, 5] = state[i, 3]
 
-# %% ../../nbs/31_envs.classic.ipynb #c026
+# %% ../../nbs/31_envs.classic.ipynb #c029
 @njit(cache=True)
-def acrobot_step_kernel(state, t, ret, rng, params, actions, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len):
-    "Step N Acrobots with same-step autoreset; returns -1 or the index of the first invalid action."
+def acrobot_step_kernel(mem, actions):
+    "Step N Acrobots with same-step autoreset; returns the status code of `loomnb.envs.core`."
+    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
+    if s < 0: return _NEEDS_RESET
+    ended = False
     for i in range(state.shape[0]):
-        if actions[i] < 0 or actions[i] > 2: return i
+        if actions[i] < 0 or actions[i] > 2: return _BAD + i
     for i in range(state.shape[0]):
         r, te = _acrobot_dynamics(state, i, actions[i], params)
         _acrobot_obs(state, i, final_obs)
         if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
             _acrobot_reset_one(state, rng, i, params)
+            ended = True
         _acrobot_obs(state, i, obs)
-    return -1
+    return _step_end(mem, s, ended)
 
 @njit(cache=True)
 def acrobot_reset_kernel(state, t, ret, rng, params, mask, obs):
@@ -189,7 +197,7 @@ def acrobot_reset_kernel(state, t, ret, rng, params, mask, obs):
             _acrobot_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
         _acrobot_obs(state, i, obs)
 
-# %% ../../nbs/31_envs.classic.ipynb #c027
+# %% ../../nbs/31_envs.classic.ipynb #c030
 class AcrobotVecEnv(NativeVecEnv):
     "N Acrobot-v1 copies stepped by one Numba kernel call."
     state_dim = 4
@@ -206,7 +214,7 @@ class AcrobotVecEnv(NativeVecEnv):
         spec = spec or EnvSpec("Acrobot", "1", "loomnb.envs.classic:AcrobotVecEnv", max_episode_steps, -100.0)
         super().__init__(num_envs, seed, spec, np.array([2.0]), max_episode_steps)  # params: [pow exponent 2]
 
-# %% ../../nbs/31_envs.classic.ipynb #c031
+# %% ../../nbs/31_envs.classic.ipynb #c034
 @njit(cache=True)
 def _mc_reset_one(state, rng, i, params):
     state[i, 0] = pcg64_uniform(rng, i, -0.6, -0.4); state[i, 1] = 0.0
@@ -224,17 +232,21 @@ def _mc_dynamics(state, i, action, params):
     return -1.0, position >= 0.5 and velocity >= params[0]
 
 @njit(cache=True)
-def mountaincar_step_kernel(state, t, ret, rng, params, actions, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len):
-    "Step N MountainCars with same-step autoreset; returns -1 or the index of the first invalid action."
+def mountaincar_step_kernel(mem, actions):
+    "Step N MountainCars with same-step autoreset; returns the status code of `loomnb.envs.core`."
+    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
+    if s < 0: return _NEEDS_RESET
+    ended = False
     for i in range(state.shape[0]):
-        if actions[i] < 0 or actions[i] > 2: return i
+        if actions[i] < 0 or actions[i] > 2: return _BAD + i
     for i in range(state.shape[0]):
         r, te = _mc_dynamics(state, i, actions[i], params)
         _copy_obs(state, i, final_obs, 2)
         if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
             _mc_reset_one(state, rng, i, params)
+            ended = True
         _copy_obs(state, i, obs, 2)
-    return -1
+    return _step_end(mem, s, ended)
 
 @njit(cache=True)
 def mountaincar_reset_kernel(state, t, ret, rng, params, mask, obs):
@@ -244,7 +256,7 @@ def mountaincar_reset_kernel(state, t, ret, rng, params, mask, obs):
             _mc_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
         _copy_obs(state, i, obs, 2)
 
-# %% ../../nbs/31_envs.classic.ipynb #c032
+# %% ../../nbs/31_envs.classic.ipynb #c035
 class MountainCarVecEnv(NativeVecEnv):
     "N MountainCar-v0 copies stepped by one Numba kernel call."
     state_dim = 2
@@ -261,7 +273,7 @@ class MountainCarVecEnv(NativeVecEnv):
         spec = spec or EnvSpec("MountainCar", "0", "loomnb.envs.classic:MountainCarVecEnv", max_episode_steps, -110.0)
         super().__init__(num_envs, seed, spec, np.array([float(goal_velocity)]), max_episode_steps)
 
-# %% ../../nbs/31_envs.classic.ipynb #c035
+# %% ../../nbs/31_envs.classic.ipynb #c038
 @njit(cache=True)
 def _pend_reset_one(state, rng, i, params):
     state[i, 0] = pcg64_uniform(rng, i, -math.pi, math.pi); state[i, 1] = pcg64_uniform(rng, i, -1.0, 1.0)
@@ -287,20 +299,24 @@ def _pend_dynamics(state, i, u_raw, f32, params):
 def _pend_obs(state, i, out):
     out[i, 0] = math.cos(state[i, 0]); out[i, 1] = math.sin(state[i, 0]); out[i, 2] = state[i, 1]
 
-# %% ../../nbs/31_envs.classic.ipynb #c036
+# %% ../../nbs/31_envs.classic.ipynb #c039
 @njit(cache=True)
-def pendulum_step_kernel(state, t, ret, rng, params, actions, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len):
-    "Step N Pendulums with same-step autoreset; returns -1 or the index of the first NaN action."
+def pendulum_step_kernel(mem, actions):
+    "Step N Pendulums with same-step autoreset; returns the status code of `loomnb.envs.core` (NaN actions are invalid)."
+    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
+    if s < 0: return _NEEDS_RESET
+    ended = False
     for i in range(state.shape[0]):
-        if actions[i, 0] != actions[i, 0]: return i
+        if actions[i, 0] != actions[i, 0]: return _BAD + i
     f32 = actions.itemsize == 4
     for i in range(state.shape[0]):
         r, te = _pend_dynamics(state, i, np.float64(actions[i, 0]), f32, params)
         _pend_obs(state, i, final_obs)
         if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
             _pend_reset_one(state, rng, i, params)
+            ended = True
         _pend_obs(state, i, obs)
-    return -1
+    return _step_end(mem, s, ended)
 
 @njit(cache=True)
 def pendulum_reset_kernel(state, t, ret, rng, params, mask, obs):
@@ -310,7 +326,7 @@ def pendulum_reset_kernel(state, t, ret, rng, params, mask, obs):
             _pend_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
         _pend_obs(state, i, obs)
 
-# %% ../../nbs/31_envs.classic.ipynb #c037
+# %% ../../nbs/31_envs.classic.ipynb #c040
 class PendulumVecEnv(NativeVecEnv):
     "N Pendulum-v1 copies stepped by one Numba kernel call."
     state_dim = 2
@@ -327,7 +343,7 @@ class PendulumVecEnv(NativeVecEnv):
         spec = spec or EnvSpec("Pendulum", "1", "loomnb.envs.classic:PendulumVecEnv", max_episode_steps, None)
         super().__init__(num_envs, seed, spec, np.array([float(g), 2.0]), max_episode_steps)  # params: [g, pow exponent 2]
 
-# %% ../../nbs/31_envs.classic.ipynb #c041
+# %% ../../nbs/31_envs.classic.ipynb #c044
 @njit(cache=True)
 def _mcc_reset_one(state, rng, i, params):
     state[i, 0] = pcg64_uniform(rng, i, -0.6, -0.4); state[i, 1] = 0.0; state[i, 2] = 0.0  # 0: float64 reset state
@@ -361,20 +377,24 @@ def _mcc_dynamics(state, i, a_raw, a32, params):
     state[i, 0] = _r32(p); state[i, 1] = _r32(v); state[i, 2] = 1.0
     return r, te
 
-# %% ../../nbs/31_envs.classic.ipynb #c042
+# %% ../../nbs/31_envs.classic.ipynb #c045
 @njit(cache=True)
-def mountaincarcont_step_kernel(state, t, ret, rng, params, actions, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len):
-    "Step N continuous MountainCars with same-step autoreset; returns -1 or the index of the first NaN action."
+def mountaincarcont_step_kernel(mem, actions):
+    "Step N continuous MountainCars with same-step autoreset; returns the status code of `loomnb.envs.core` (NaN actions are invalid)."
+    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
+    if s < 0: return _NEEDS_RESET
+    ended = False
     for i in range(state.shape[0]):
-        if actions[i, 0] != actions[i, 0]: return i
+        if actions[i, 0] != actions[i, 0]: return _BAD + i
     a32 = actions.itemsize == 4
     for i in range(state.shape[0]):
         r, te = _mcc_dynamics(state, i, np.float64(actions[i, 0]), a32, params)
         _copy_obs(state, i, final_obs, 2)
         if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
             _mcc_reset_one(state, rng, i, params)
+            ended = True
         _copy_obs(state, i, obs, 2)
-    return -1
+    return _step_end(mem, s, ended)
 
 @njit(cache=True)
 def mountaincarcont_reset_kernel(state, t, ret, rng, params, mask, obs):
@@ -384,7 +404,7 @@ def mountaincarcont_reset_kernel(state, t, ret, rng, params, mask, obs):
             _mcc_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
         _copy_obs(state, i, obs, 2)
 
-# %% ../../nbs/31_envs.classic.ipynb #c043
+# %% ../../nbs/31_envs.classic.ipynb #c046
 class MountainCarContinuousVecEnv(NativeVecEnv):
     "N MountainCarContinuous-v0 copies stepped by one Numba kernel call."
     state_dim = 3

@@ -10,7 +10,8 @@ import dataclasses, hashlib, json, math
 from dataclasses import dataclass, field
 import numpy as np
 import numba
-from numba import njit
+from numba import njit, carray
+from numba.extending import intrinsic
 import gymnasium
 from gymnasium import spaces
 
@@ -152,6 +153,48 @@ def _bad_value(env_name, space, actions, i):
     return ValueError(f"{env_name}: action {np.asarray(actions)[i].tolist()!r} of env {i} is outside {_space_str(space)}")
 
 # %% ../../nbs/30_envs.core.ipynb #c019
+_HDR = 16      # int64 header words: [last slot, needs_reset, max_steps, N, state_dim, obs_dim, n_params, ...]
+_NEEDS_RESET, _BAD = 4, 5   # status codes (0-3: slot + 2 * any_episode_ended)
+
+@njit(cache=True, inline="always")
+def _al8(nbytes): return (nbytes + 7) // 8 * 8
+
+@njit(cache=True)
+def _layout(n, d, o, p):
+    "Byte offsets in `mem`: (state, t, ret, rng, params, slot 0, slot size) and, inside a slot, (fobs, rew, ep_ret, ep_len, term, trunc, done)."
+    st = _HDR * 8; t = st + n * d * 8; ret = t + n * 8; rng = ret + n * 8; par = rng + n * 32; s0 = par + max(p, 1) * 8
+    fobs = _al8(n * o * 4); rew = fobs + _al8(n * o * 4); er = rew + _al8(n * 4); el = er + n * 8
+    term = el + n * 8; trunc = term + _al8(n); done = trunc + _al8(n); size = done + _al8(n)
+    return st, t, ret, rng, par, s0, size, fobs, rew, er, el, term, trunc, done
+
+@intrinsic
+def _ptr(typingctx, mem, offset, dt):
+    "Typed pointer to byte `offset` of the array `mem` (for `numba.carray` views that cost no checks or refcounts)."
+    ty = dt.dtype if isinstance(dt, numba.types.DType) else dt.instance_type
+    def codegen(context, builder, sig, args):
+        p = builder.gep(context.make_array(sig.args[0])(context, builder, args[0]).data, [args[1]])
+        return builder.bitcast(p, context.get_value_type(sig.return_type))
+    return numba.types.CPointer(ty)(mem, offset, dt), codegen
+
+@njit(cache=True, inline="always")
+def _step_views(mem):
+    "Typed views of `mem` for the next step: (state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, slot); slot -1 means reset() is needed."
+    h = carray(_ptr(mem, 0, np.int64), _HDR); n = h[3]; d = h[4]; o = h[5]
+    st, t, ret, rng, par, s0, size, fobs, rew, er, el, term, trunc, done = _layout(n, d, o, h[6])
+    s = 1 - h[0]; b = s0 + s * size
+    return (carray(_ptr(mem, st, np.float64), (n, d)), carray(_ptr(mem, t, np.int64), n), carray(_ptr(mem, ret, np.float64), n),
+            carray(_ptr(mem, rng, np.uint64), (n, 4)), carray(_ptr(mem, par, np.float64), max(h[6], 1)), h[2],
+            carray(_ptr(mem, b, np.float32), (n, o)), carray(_ptr(mem, b + rew, np.float32), n),
+            carray(_ptr(mem, b + term, np.bool_), n), carray(_ptr(mem, b + trunc, np.bool_), n), carray(_ptr(mem, b + done, np.bool_), n),
+            carray(_ptr(mem, b + fobs, np.float32), (n, o)), carray(_ptr(mem, b + er, np.float64), n), carray(_ptr(mem, b + el, np.int64), n),
+            -1 if h[1] != 0 else s)
+
+@njit(cache=True, inline="always")
+def _step_end(mem, s, ended):
+    "Mark slot `s` as the last written one and return its status code."
+    carray(_ptr(mem, 0, np.int64), _HDR)[0] = s
+    return s + (2 if ended else 0)
+
 @njit(cache=True, inline="always")
 def _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
     "Record reward, time limit and episode stats of copy `i`; True when its episode ended at this step."
@@ -164,93 +207,124 @@ def _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep
         t[i] = 0; ret[i] = 0.0
     return d
 
-# %% ../../nbs/30_envs.core.ipynb #c020
+# %% ../../nbs/30_envs.core.ipynb #c021
 _F32, _F64, _I64, _B = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_)
+_ND = np.ndarray
 
 class NativeVecEnv(VecEnv):
-    "Base class of Numba-native vector envs: explicit state arrays and one compiled kernel per `step`/`reset`."
+    "Base class of Numba-native vector envs: one memory block, one compiled kernel call per `step`."
     state_dim: int = 0
-    step_kernel = None   # njit kernel, see above
-    reset_kernel = None  # njit kernel, see above
+    step_kernel = None   # njit kernel (mem, actions) -> status, see above
+    reset_kernel = None  # njit kernel (state, t, ret, rng, params, mask, obs)
 
     def __init__(self, num_envs: int, seed: int | None, spec: EnvSpec, params: np.ndarray, max_episode_steps: int | None):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"{spec.id}: `num_envs` must be a positive int, got {num_envs!r}")
         self.num_envs, self.spec = int(num_envs), spec
-        self.max_episode_steps = int(max_episode_steps or 0)
-        n = self.num_envs
+        n, params = self.num_envs, np.ascontiguousarray(params, dtype=np.float64).ravel()
         self._obs_shape = self.single_observation_space.shape
-        self._state = np.zeros((n, self.state_dim)); self._t = np.zeros(n, np.int64); self._ret = np.zeros(n)
-        self._params = np.ascontiguousarray(params, dtype=np.float64)
+        d, o, p = self.state_dim, int(np.prod(self._obs_shape)), len(params)
+        lay = _layout(n, d, o, p)
+        self._mem = np.zeros(lay[5] + 2 * lay[6], np.uint8)
+        self._mem[:_HDR * 8].view(np.int64)[:7] = [1, 1, 0, n, d, o, p]   # last slot 1 (first step writes 0), needs reset
+        self._build_views()
+        self._params[:p] = params
+        self.max_episode_steps = max_episode_steps
         self._seed(seed)
         self._all = np.ones(n, np.bool_)
-        self._needs_reset = True
-        # hot-path constants: shapes, dtypes, the exact action type that needs no conversion, and its compiled entry point
-        self._oshape, self._n = (n, *self._obs_shape), (n,)
-        sp = self.single_action_space
+        sp = self.single_action_space   # hot-path constants: the action type that needs no conversion, its entry point
         self._ashape = (n,) if isinstance(sp, spaces.Discrete) else (n, *sp.shape)
         self._adtype = _I64 if isinstance(sp, spaces.Discrete) else _F32
         self._eps = {}
         self._ep = self._entry(self._adtype)
+
+    def _build_views(self):
+        "NumPy views of `mem`: persistent arrays, the two output slots and their no-episode-ended results."
+        m, h = self._mem, self._mem[:_HDR * 8].view(np.int64)
+        n, d, o, p = (int(x) for x in h[3:7])
+        st, t, ret, rng, par, s0, size, fobs, rew, er, el, term, trunc, done = _layout(n, d, o, p)
+        self._h = h
+        self._state, self._t, self._ret = m[st:t].view(_F64).reshape(n, d), m[t:ret].view(_I64), m[ret:rng].view(_F64)
+        self._rng, self._params = m[rng:par].view(np.uint64).reshape(n, 4), m[par:s0].view(_F64)
+        oshape, slots, outs = (n, *self._obs_shape), [], []
+        for s in range(2):
+            b = s0 + s * size
+            sl = (m[b:b + n * o * 4].view(_F32).reshape(oshape), m[b + rew:b + rew + n * 4].view(_F32),
+                  m[b + term:b + term + n].view(_B), m[b + trunc:b + trunc + n].view(_B), m[b + done:b + done + n].view(_B),
+                  m[b + fobs:b + fobs + n * o * 4].view(_F32).reshape(oshape), m[b + er:b + el].view(_F64), m[b + el:b + term].view(_I64))
+            slots.append(sl)
+            outs.append(sl[:4] + ({"final_obs": sl[5], "done": sl[4], "episode_return": sl[6], "episode_length": sl[7]},))
+        self._slots, self._outs = tuple(slots), tuple(outs)
+
+    @property
+    def max_episode_steps(self) -> int:
+        "Time limit in steps (0: none); stored in the memory block the kernel reads."
+        return int(self._h[2])
+    @max_episode_steps.setter
+    def max_episode_steps(self, v): self._h[2] = int(v or 0)
+    @property
+    def _needs_reset(self) -> bool: return bool(self._h[1])
+    @_needs_reset.setter
+    def _needs_reset(self, v): self._h[1] = int(bool(v))
 
     def _seed(self, seed):
         if seed is None: seeds = [np.random.SeedSequence().entropy + i for i in range(self.num_envs)]
         elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"{self.name}: `seed` must be a non-negative int or None, got {seed!r}")
         else: seeds = [int(seed) + i for i in range(self.num_envs)]
-        self._rng = pcg64_rows(seeds)
+        self._rng[...] = pcg64_rows(seeds)
 
     def _entry(self, adtype):
-        "The compiled step kernel for actions of `adtype` (C-contiguous), called without Numba's type dispatch."
+        "The compiled step kernel for actions of `adtype` (any layout), called without Numba's type dispatch."
         ep = self._eps.get(adtype)
         if ep is None:
-            ex = (self._state, self._t, self._ret, self._rng, self._params, np.empty(self._ashape, adtype), self.max_episode_steps,
-                  np.empty(self._oshape, _F32), np.empty(self._n, _F32), *(np.empty(self._n, _B) for _ in range(3)),
-                  np.empty(self._oshape, _F32), np.empty(self._n, _F64), np.empty(self._n, _I64))
-            try: ep = type(self).step_kernel.compile(tuple(numba.typeof(x) for x in ex))
+            sig = (numba.typeof(self._mem), numba.types.Array(numba.from_dtype(adtype), len(self._ashape), "A"))
+            try: ep = type(self).step_kernel.compile(sig)
             except Exception: ep = type(self).step_kernel   # fall back to the dispatcher
             self._eps[adtype] = ep
         return ep
 
-    def __getstate__(self):   # compiled entry points are not picklable: rebuilt on unpickling
-        return {k: v for k, v in self.__dict__.items() if k not in ("_ep", "_eps")}
+    def __getstate__(self):   # views and compiled entry points are rebuilt on unpickling (views must share `mem`)
+        return {k: v for k, v in self.__dict__.items() if k not in ("_h", "_state", "_t", "_ret", "_rng", "_params", "_slots", "_outs", "_ep", "_eps")}
     def __setstate__(self, d):
-        self.__dict__.update(d); self._eps = {}; self._ep = self._entry(self._adtype)
+        self.__dict__.update(d); self._build_views(); self._eps = {}; self._ep = self._entry(self._adtype)
 
     def _prepare(self, actions):
-        "Validated, C-contiguous actions and the entry point for their dtype (the slow path of `step`)."
-        a = np.ascontiguousarray(check_actions(self.name, self.single_action_space, self.num_envs, actions))
+        "Validated actions and the entry point for their dtype (the slow path of `step`)."
+        a = check_actions(self.name, self.single_action_space, self.num_envs, actions)
         return a, self._entry(a.dtype)
 
     def reset(self, seed: int | None = None):
-        "Reset all copies (copy `n` seeded with `seed + n` when `seed` is given); returns `(obs, info)`."
+        "Reset all copies (copy `n` seeded with `seed + n` when `seed` is given); returns `(obs, info)` (fresh arrays)."
         if seed is not None: self._seed(seed)
         obs = np.empty((self.num_envs, *self._obs_shape), np.float32)
         type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, self._all, obs)
-        self._needs_reset = False
+        self._h[1] = 0
         return obs, {}
 
     def reset_envs(self, mask):
-        "Reset the copies where `mask` (bool `[N]`); returns the observations of all copies."
+        "Reset the copies where `mask` (bool `[N]`); returns the observations of all copies (a fresh array)."
         mask = np.asarray(mask, np.bool_)
         if mask.shape != (self.num_envs,): raise ValueError(f"{self.name}: `mask` must be a bool array of shape ({self.num_envs},), got {mask.shape}")
-        obs = np.empty(self._oshape, np.float32)
+        obs = np.empty((self.num_envs, *self._obs_shape), np.float32)
         type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, mask, obs)
         return obs
 
     def step(self, actions):
-        "Step all copies; same-step autoreset; returns `(obs, reward, terminated, truncated, info)`."
-        if self._needs_reset: raise RuntimeError(f"{self.name}: call reset() before step()")
-        a = actions   # fast path: exactly the dtype, shape and layout the compiled entry point was built for
-        if type(a) is np.ndarray and a.dtype is self._adtype and a.shape == self._ashape and a.flags.c_contiguous: ep = self._ep
-        else: a, ep = self._prepare(actions)
-        empty, os, n = np.empty, self._oshape, self._n
-        obs = empty(os, _F32); fobs = empty(os, _F32); rew = empty(n, _F32)
-        term = empty(n, _B); trunc = empty(n, _B); done = empty(n, _B); ep_ret = empty(n, _F64); ep_len = empty(n, _I64)
-        bad = ep(self._state, self._t, self._ret, self._rng, self._params, a, self.max_episode_steps,
-                 obs, rew, term, trunc, done, fobs, ep_ret, ep_len)
-        if bad >= 0: raise _bad_value(self.name, self.single_action_space, a, bad)
-        return obs, rew, term, trunc, {"final_obs": fobs, "done": done, "episode_return": ep_ret, "episode_length": ep_len}
+        "Step all copies; same-step autoreset; returns `(obs, reward, terminated, truncated, info)` (slot views, see above)."
+        a = actions   # fast path: exactly the dtype and shape the compiled entry point was built for
+        if type(a) is _ND and a.dtype is self._adtype and a.shape == self._ashape: r = self._ep(self._mem, a)
+        else:
+            a, ep = self._prepare(actions); r = ep(self._mem, a)
+        if r < 2: return self._outs[r]
+        return self._ended(r, a)
+
+    def _ended(self, r, a):
+        "Results of a step where an episode ended (fresh info), or the error of a refused step."
+        if r == _NEEDS_RESET: raise RuntimeError(f"{self.name}: call reset() before step()")
+        if r >= _BAD: raise _bad_value(self.name, self.single_action_space, a, r - _BAD)
+        obs, rew, term, trunc, done, fobs, ep_ret, ep_len = self._slots[r - 2]
+        return obs, rew, term, trunc, {"final_obs": fobs.copy(), "done": done.copy(), "episode_return": ep_ret.copy(), "episode_length": ep_len.copy()}
 
     def get_state(self) -> dict:
         "Copies of every array that defines the env (physics, counters, returns, RNG, params)."
@@ -272,7 +346,7 @@ class NativeVecEnv(VecEnv):
             dst[...] = src
         self._needs_reset = bool(d.get("needs_reset", False))
 
-# %% ../../nbs/30_envs.core.ipynb #c022
+# %% ../../nbs/30_envs.core.ipynb #c023
 def _obs_problems(where, space, obs, batch=None):
     "Problems of one observation (or a batch of `batch`) against `space`."
     out = []
@@ -295,7 +369,7 @@ def _sample_actions(space, n, rng):
         return rng.uniform(lo, hi, (n, *space.shape)).astype(space.dtype)
     return np.stack([space.sample() for _ in range(n)])
 
-# %% ../../nbs/30_envs.core.ipynb #c023
+# %% ../../nbs/30_envs.core.ipynb #c024
 def _check_single(env, n_steps, seed, errors, warnings):
     "Checks of a single (non-vector) env: spaces, return types, determinism under a seed."
     osp, asp = getattr(env, "observation_space", None), getattr(env, "action_space", None)
@@ -332,7 +406,7 @@ def _check_single(env, n_steps, seed, errors, warnings):
     if not all(np.array_equal(x, y) for x, y in zip(a, b)):
         errors.append(f"not deterministic: two rollouts after reset(seed={seed}) with the same actions differ; draw all randomness from self.np_random")
 
-# %% ../../nbs/30_envs.core.ipynb #c024
+# %% ../../nbs/30_envs.core.ipynb #c025
 def _check_vec(env, n_steps, seed, errors, warnings):
     "Checks of a VecEnv: batched shapes/dtypes, the autoreset info contract, determinism, get/set_state."
     N, osp, asp = env.num_envs, env.single_observation_space, env.single_action_space
@@ -361,7 +435,7 @@ def _check_vec(env, n_steps, seed, errors, warnings):
     try: st = env.get_state()
     except NotImplementedError: warnings.append("get_state() is not supported: checkpoints cannot resume the env exactly"); return
     rng = np.random.default_rng(1); acts = [_sample_actions(asp, N, rng) for _ in range(n_steps)]
-    x = [env.step(a)[0] for a in acts]; env.set_state(st); y = [env.step(a)[0] for a in acts]
+    x = [env.step(a)[0].copy() for a in acts]; env.set_state(st); y = [env.step(a)[0].copy() for a in acts]
     if not all(np.array_equal(p, q) for p, q in zip(x, y)): errors.append("set_state(get_state()) does not replay the same future")
 
 def check_env(env, # A VecEnv, a loomnb BaseEnvironment, or a gymnasium.Env

@@ -195,9 +195,9 @@ class AsyncEnvironment:
             sp = self.action_space
             a = np.asarray([action], np.int64) if isinstance(sp, spaces.Discrete) else np.asarray(action, np.float32).reshape(1, *sp.shape)
             obs, r, te, tr, info = self.env.step(a)
-            info1 = {k: v[0] for k, v in info.items() if isinstance(v, np.ndarray) and len(v) == 1}
-            te, tr = bool(te[0]), bool(tr[0])
-            return (info1["final_obs"] if te or tr else obs[0]), float(r[0]), te or tr, {**info1, "terminated": te, "truncated": tr}
+            info1 = {k: v[0].copy() if v.ndim > 1 else v[0] for k, v in info.items() if isinstance(v, np.ndarray) and len(v) == 1}
+            te, tr = bool(te[0]), bool(tr[0])   # copies: a native env reuses its output arrays two steps later
+            return (info1["final_obs"] if te or tr else obs[0].copy()), float(r[0]), te or tr, {**info1, "terminated": te, "truncated": tr}
         obs, r, te, tr, info = self.env.step(action)
         return obs, float(r), bool(te or tr), {**info, "terminated": bool(te), "truncated": bool(tr)}
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numba import njit
 from gymnasium import spaces
-from .core import NativeVecEnv, EnvSpec, pcg64_uniform, _episode_bookkeeping
+from .core import NativeVecEnv, EnvSpec, pcg64_uniform, _episode_bookkeeping, _step_views, _step_end, _NEEDS_RESET, _BAD
 
 # %% auto #0
 __all__ = ['identity_step_kernel', 'identity_reset_kernel', 'IdentityVecEnv', 'target_step_kernel', 'target_reset_kernel',
@@ -27,19 +27,23 @@ def _one_hot(state, i, out):
     out[i, int(state[i, 0])] = 1.0
 
 @njit(cache=True)
-def identity_step_kernel(state, t, ret, rng, params, actions, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len):
+def identity_step_kernel(mem, actions):
     "Step N identity envs: reward 1 when the action equals the target, then a new target."
+    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
+    if s < 0: return _NEEDS_RESET
+    ended = False
     n_act = int(params[0])
     for i in range(state.shape[0]):
-        if actions[i] < 0 or actions[i] >= n_act: return i
+        if actions[i] < 0 or actions[i] >= n_act: return _BAD + i
     for i in range(state.shape[0]):
         r = 1.0 if actions[i] == int(state[i, 0]) else 0.0
         _identity_draw(state, rng, i, n_act)
         _one_hot(state, i, final_obs)
         if _episode_bookkeeping(i, r, False, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
             _identity_draw(state, rng, i, n_act)
+            ended = True
         _one_hot(state, i, obs)
-    return -1
+    return _step_end(mem, s, ended)
 
 @njit(cache=True)
 def identity_reset_kernel(state, t, ret, rng, params, mask, obs):
@@ -70,10 +74,13 @@ class IdentityVecEnv(NativeVecEnv):
 
 # %% ../../nbs/31a_envs.toy.ipynb #c010
 @njit(cache=True)
-def target_step_kernel(state, t, ret, rng, params, actions, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len):
+def target_step_kernel(mem, actions):
     "Step N 1-D target envs: reward -|clip(a) - x|, then a new target."
+    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
+    if s < 0: return _NEEDS_RESET
+    ended = False
     for i in range(state.shape[0]):
-        if actions[i, 0] != actions[i, 0]: return i   # NaN
+        if actions[i, 0] != actions[i, 0]: return _BAD + i   # NaN
     for i in range(state.shape[0]):
         a = min(max(float(actions[i, 0]), -1.0), 1.0)
         r = -abs(a - state[i, 0])
@@ -81,8 +88,9 @@ def target_step_kernel(state, t, ret, rng, params, actions, max_steps, obs, rew,
         final_obs[i, 0] = state[i, 0]
         if _episode_bookkeeping(i, r, False, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
             state[i, 0] = pcg64_uniform(rng, i, -1.0, 1.0)
+            ended = True
         obs[i, 0] = state[i, 0]
-    return -1
+    return _step_end(mem, s, ended)
 
 @njit(cache=True)
 def target_reset_kernel(state, t, ret, rng, params, mask, obs):

@@ -70,8 +70,8 @@ class VecNormalize(VecEnvWrapper):
         return np.clip(rew / np.sqrt(self.ret_rms.var + self.epsilon), -self.clip_reward, self.clip_reward).astype(np.float32)
 
     def get_original_obs(self):
-        "The last unnormalised observations."
-        return self._raw_obs
+        "A copy of the last unnormalised observations."
+        return None if self._raw_obs is None else self._raw_obs.copy()
 
     def reset(self, seed: int | None = None):
         "Reset the wrapped env; updates observation statistics when training."
@@ -169,7 +169,8 @@ class TimeLimit(VecEnvWrapper):
         if hit.any():
             trunc = trunc | hit
             obs = self.env.reset_envs(hit)
-            info = {**info, "done": info["done"] | hit}
+            info = {**info, "final_obs": info["final_obs"].copy(), "done": info["done"] | hit,   # fresh arrays when an episode ended
+                    "episode_return": info["episode_return"].copy(), "episode_length": info["episode_length"].copy()}
         self._elapsed[info["done"]] = 0
         return obs, rew, term, trunc, info
 

@@ -7,7 +7,7 @@ from conftest import need_binary
 N_PROC, N_UPDATES = 2, 1000
 
 
-def feedback_worker(backend: str, where: str, model_id: str, n_updates: int, seed: int, per_action: int, barrier) -> int:
+def feedback_worker(backend: str, where: str, model_id: str, n_updates: int, seed: int, per_action: int, commit_every: int, barrier) -> int:
     "Send `n_updates` online feedbacks to one shared model from a separate process; returns how many succeeded."
     from loomnb.bandits.service import ReinforcementLearningFactory
 
@@ -16,14 +16,15 @@ def feedback_worker(backend: str, where: str, model_id: str, n_updates: int, see
         if backend == "redis": mem["redis_url"] = where
         else: mem["sqlite_path"] = where
         rl = ReinforcementLearningFactory.create(
-            {"default_algorithm": "epsilon_greedy", "algorithm_parameters": {"sample_average": True}, "memory": mem}, seed=seed)
+            {"default_algorithm": "epsilon_greedy", "algorithm_parameters": {"sample_average": True}, "memory": mem,
+             "commit_every": commit_every}, seed=seed)
         await rl.connect(background=False)
         rng, done = np.random.default_rng(seed), 0
         barrier.wait()  # spawned processes come up at different times: start the writes together
         for _ in range(n_updates):
             await rl.process_feedback(model_id, [1.0], int(rng.integers(3)), 1.0, [1.0])
             done += 1
-        await rl.close()
+        await rl.close()  # commits what a batched trainer still holds
         return done
 
     return asyncio.run(run())
@@ -57,10 +58,10 @@ def run_processes(target, args_list):
     return out
 
 
-def check_no_lost_update(backend, where, per_action=64):
+def check_no_lost_update(backend, where, per_action=64, commit_every=1):
     from loomnb.bandits.service import ReinforcementLearningFactory
     t0 = time.perf_counter()
-    done = run_processes(feedback_worker, [(backend, where, "shared", N_UPDATES, seed, per_action) for seed in range(N_PROC)])
+    done = run_processes(feedback_worker, [(backend, where, "shared", N_UPDATES, seed, per_action, commit_every) for seed in range(N_PROC)])
     dt = time.perf_counter() - t0
     assert done == [N_UPDATES] * N_PROC
 
@@ -77,20 +78,25 @@ def check_no_lost_update(backend, where, per_action=64):
     assert n_exp == N_PROC * N_UPDATES
     # with sample averages and reward 1 every value is exactly 1: no torn write mixed two versions
     np.testing.assert_allclose(w["values"][w["counts"] > 0], 1.0)
-    print(f"{backend} (per_action_min_actions={per_action}): {N_PROC} processes x {N_UPDATES} updates in {dt:.2f}s (incl. process start), none lost")
+    print(f"{backend} (per_action_min_actions={per_action}, commit_every={commit_every}): {N_PROC} processes x {N_UPDATES} updates "
+          f"in {dt:.2f}s (incl. process start), none lost")
 
 
-@pytest.mark.parametrize("per_action", [64, 1], ids=["whole-blob", "per-action"])
-def test_sqlite_no_lost_update(tmp_path, per_action):
-    check_no_lost_update("sqlite", str(tmp_path / "shared.sqlite3"), per_action)
+LAYOUTS = [(64, 1), (1, 1), (1, 16)]  # (per_action_min_actions, commit_every): whole blob, per action, batched commits
+LAYOUT_IDS = ["whole-blob", "per-action", "batched"]
 
 
-@pytest.mark.parametrize("per_action", [64, 1], ids=["whole-blob", "per-action"])
-def test_redis_no_lost_update(per_action):
+@pytest.mark.parametrize("per_action,commit_every", LAYOUTS, ids=LAYOUT_IDS)
+def test_sqlite_no_lost_update(tmp_path, per_action, commit_every):
+    check_no_lost_update("sqlite", str(tmp_path / "shared.sqlite3"), per_action, commit_every)
+
+
+@pytest.mark.parametrize("per_action,commit_every", LAYOUTS, ids=LAYOUT_IDS)
+def test_redis_no_lost_update(per_action, commit_every):
     need_binary("redis-server")
     from loomnb.bandits.memory import RedisServer
     with RedisServer() as srv:
-        check_no_lost_update("redis", srv.url, per_action)
+        check_no_lost_update("redis", srv.url, per_action, commit_every)
 
 
 def test_naive_read_modify_write_loses_updates(tmp_path):

@@ -132,7 +132,8 @@ class RLMemoryProtocol(Protocol):
     async def close(self) -> None: ...
     async def load_weights(self, model_id: str) -> dict | None: ...
     async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None: ...
-    async def atomic_update(self, model_id: str, fn: Callable, experience: dict | None = None, touched: Sequence[int] | None = None) -> Any: ...
+    async def atomic_update(self, model_id: str, fn: Callable, experience: dict | None = None, touched: Sequence[int] | None = None,
+                            experiences: Sequence[dict] = ()) -> Any: ...
     async def store_experience(self, model_id: str, state_vector, action_index: int, reward: float,
                                next_state_vector=None, **extra) -> str: ...
     async def sample_experiences(self, model_id: str, batch_size: int) -> list[StoredExperience]: ...
@@ -335,6 +336,7 @@ class _SQLiteCore(_MemoryBase):
                             fn: Callable, # Pure `fn(weights or None) -> (new_weights or None, result)`; may run twice
                             experience: dict | None = None, # `store_experience` keyword arguments, stored in the same transaction
                             touched: Sequence[int] | None = None, # Actions whose rows `fn` may change (nothing else); None = diff everything
+                            experiences: Sequence[dict] = (), # More experiences stored in the same transaction (a batch of feedback)
                            ) -> Any: # `result` from `fn`
         "In one transaction: `new, out = fn(weights)`; save `new` unless None; store `experience`; return `out`."
         rev, w = self._cache.get(model_id, (None, None))
@@ -347,6 +349,7 @@ class _SQLiteCore(_MemoryBase):
                 new, out = fn(w)
                 if new is not None: self._save(model_id, rev, new, old=w)
             if experience is not None: self._insert_exp(model_id, **experience)
+            for e in experiences: self._insert_exp(model_id, **e)
         except BaseException: c.execute("ROLLBACK"); raise
         c.execute("COMMIT"); return out
 
@@ -465,13 +468,15 @@ if rev ~= tonumber(ARGV[1]) then return {0, rev, redis.call('GET', KEYS[2]), red
 if ARGV[2] == '1' then
   redis.call('SET', KEYS[2], ARGV[3])
   if ARGV[4] == '1' then redis.call('DEL', KEYS[7]) end
-  for i = 9, #ARGV, 2 do redis.call('HSET', KEYS[7], ARGV[i], ARGV[i + 1]) end
+  for i = 6 + 3 * tonumber(ARGV[5]), #ARGV, 2 do redis.call('HSET', KEYS[7], ARGV[i], ARGV[i + 1]) end
   rev = rev + 1; redis.call('SET', KEYS[1], rev)
 end
 local id = 0
-if ARGV[5] == '1' then
+for j = 0, tonumber(ARGV[5]) - 1 do
+  local o = 6 + 3 * j
   id = redis.call('INCR', KEYS[3])
-  redis.call('HSET', KEYS[4], id, ARGV[6]); redis.call('ZADD', KEYS[5], ARGV[7], id); redis.call('HSET', KEYS[6], id, ARGV[8])
+  redis.call('HSET', KEYS[4], id, ARGV[o]); redis.call('ZADD', KEYS[5], ARGV[o + 1], id)
+  if ARGV[o + 2] ~= '1.0' then redis.call('HSET', KEYS[6], id, ARGV[o + 2]) end
 end
 return {1, rev, id}
 """
@@ -599,19 +604,20 @@ class _RedisCore(_MemoryBase):
                                args=[meta, *pairs], client=self._cli())
         self._cache[model_id] = (int(rev), dict(weights)); self._layout[model_id] = per
     async def atomic_update(self, model_id: str, fn: Callable, experience: dict | None = None,
-                            touched: Sequence[int] | None = None) -> Any:
-        "Optimistic transaction: `new, out = fn(weights)`, compare-and-set the blob, store `experience`; return `out`."
+                            touched: Sequence[int] | None = None, experiences: Sequence[dict] = ()) -> Any:
+        "Optimistic transaction: `new, out = fn(weights)`, compare-and-set the blob, store `experience`(s); return `out`."
         keys = [self._k(model_id, "rev"), self._k(model_id, "w"), self._e(model_id, "seq"), self._e(model_id, "exp"),
                 self._e(model_id, "ts"), self._e(model_id, "pri"), self._k(model_id, "wp")]
-        if experience is not None:
-            ts = float(experience.get("timestamp") or time.time())
-            e = {k: v for k, v in experience.items() if k not in ("priority", "timestamp")}
-            xargs = ["1", pack_experience(timestamp=ts, **e), repr(ts), repr(float(experience.get("priority") or 1.0))]
-        else: xargs = ["0", b"", "0", "0"]
+        exps = [experience, *experiences] if experience is not None else experiences
+        xargs = [str(len(exps))]
+        for x in exps:  # priority 1 (the default) is not written: a missing priority reads as 1
+            ts = float(x.get("timestamp") or time.time())
+            e = {k: v for k, v in x.items() if k not in ("priority", "timestamp")}
+            xargs += [pack_experience(timestamp=ts, **e), repr(ts), repr(1.0 if x.get("priority") is None else float(x["priority"]))]
         rev, w = self._cache[model_id] if model_id in self._cache else await self._load(model_id)
         while True:
             new, out = fn(w)
-            if new is None: wargs, pairs = ["0", b"", "0"], []
+            if new is None: wargs, pairs = ["0", b"", "0"], []  # (ARGV 2-4: write flag, meta blob, rewrite-all flag)
             else:
                 meta, pairs, full, per = self._write_args(model_id, new, w, touched)
                 wargs = ["1", meta, "1" if full else "0"]

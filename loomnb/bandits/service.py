@@ -58,6 +58,8 @@ class RLSettings(Config):
     max_pending_decisions: int = 100_000         # Cap of decisions awaiting a reward in this process (oldest get the default reward; pending_store="process")
     pending_store: str = "memory"                # Where decisions wait for delayed rewards: "memory" (the backend: any process can join or expire them) or "process"
     snapshot_every: int = 0                      # Online trainer: snapshot a version every N updates per model (0 = never)
+    commit_every: int = 1                        # Online trainer: persist every N feedbacks per model in one transaction (1 = each feedback is stored before it returns; N > 1: a crash loses at most N - 1)
+    commit_interval_seconds: float = 0.05        # Online trainer with commit_every > 1: also persist once the oldest unpersisted feedback is this old
     normalize_states: bool = False               # Standardise contexts with persisted running statistics
 
     def __post_init__(self):
@@ -69,6 +71,7 @@ class RLSettings(Config):
         self.check_choice("default_algorithm", list(ALGORITHMS)); self.check_choice("trainer_type", ["online", "batch"])
         self.check_range("reward_wait_seconds", 0); self.check_range("max_pending_decisions", 1)
         self.check_range("snapshot_every", 0); self.check_choice("pending_store", ["memory", "process"])
+        self.check_range("commit_every", 1); self.check_range("commit_interval_seconds", 0)
 
 # %% ../../nbs/94_bandits.service.ipynb #c008
 def _deep_merge(a: dict, b: dict) -> dict:
@@ -272,11 +275,23 @@ class _OfflineMixin:
             self._health(algorithm, model_id, saved)
             return True
 
+class _Batch:
+    "Online updates of one model not persisted yet (`commit_every > 1`)."
+    def __init__(self, base): self.base, self.weights, self.exps, self.touched, self.since = base, base, [], set(), time.monotonic()
+
 class OnlineTrainer(_OfflineMixin, _TrainerBase):
-    "Update the weights on every feedback (load -> update -> save as one transaction)."
+    "Update the weights on every feedback (load -> update -> save as one transaction, or one per `commit_every` feedbacks)."
+    def __init__(self, *args, commit_every: int=1, # Persist every N feedbacks per model in one transaction (1: each feedback before it returns)
+                 commit_interval: float=0.05, # ...or when the oldest unpersisted feedback is this many seconds old
+                 **kwargs):
+        super().__init__(*args, **kwargs)
+        self.commit_every, self.commit_interval, self._batches = commit_every, commit_interval, {}
     async def process_experience(self, model_id, algorithm, memory, state_vector, action_index, reward,
                                  next_state_vector=None, propensity=None, available_actions=None) -> float:
         "Apply one feedback to the model's weights and store the experience; returns the TD error."
+        if self.commit_every > 1:
+            return await self._batched(model_id, algorithm, memory, state_vector, action_index, reward, next_state_vector,
+                                       propensity, available_actions)
         one = getattr(algorithm, "updates_one_action", False) and type(action_index) is int and action_index >= 0
         def step(w):
             new, td = algorithm.update_sync(w or {}, state_vector, action_index, reward, next_state_vector)
@@ -305,6 +320,56 @@ class BatchTrainer(_OfflineMixin, _TrainerBase):
         return math.nan
 
 TRAINERS = {"online": OnlineTrainer, "batch": BatchTrainer}
+
+async def _batched(self, model_id, algorithm, memory, state_vector, action_index, reward, next_state_vector,
+                   propensity, available_actions) -> float:
+    "Update this process's copy of the weights now; persist the batch every `commit_every` feedbacks (or `commit_interval` s)."
+    one = getattr(algorithm, "updates_one_action", False) and type(action_index) is int and action_index >= 0
+    async with self._guard(model_id):
+        b = self._batches.get(model_id)
+        if b is None: b = self._batches[model_id] = _Batch(await self.resilience.call(memory.load_weights, model_id))
+        w = b.weights
+        new, td = algorithm.update_sync(w or {}, state_vector, action_index, reward, next_state_vector)
+        b.weights = algorithm.validate_update(w, new, action_index) if one and w else algorithm.validate_weights(new, copy=False)
+        b.exps.append(_experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions))
+        if one and b.touched is not None: b.touched.add(action_index)
+        else: b.touched = None
+        u = self._updates[model_id] = self._updates.get(model_id, 0) + 1
+        if u % self.health_every == 1: self._health(algorithm, model_id, b.weights)
+        if len(b.exps) >= self.commit_every or time.monotonic() - b.since >= self.commit_interval:
+            await self._commit(model_id, algorithm, memory)
+    return td
+
+async def _commit(self, model_id, algorithm, memory) -> None:
+    "Persist a model's batch in one transaction; if another writer got there first, re-apply the batch to its weights."
+    b = self._batches.pop(model_id, None)
+    if b is None or not b.exps: return
+    def fn(w):
+        if w is b.base: return b.weights, b.weights  # nobody wrote since the batch started: its weights are the result
+        for e in b.exps: w, _ = algorithm.update_sync(w or {}, e["state_vector"], e["action_index"], e["reward"], e["next_state_vector"])
+        w = algorithm.validate_weights(w, copy=False); return w, w
+    try: new = await self.resilience.call(memory.atomic_update, model_id, fn, experiences=b.exps,
+                                          touched=sorted(b.touched) if b.touched is not None else None)
+    except BaseException:
+        self._batches.setdefault(model_id, b); raise  # keep the batch: the next commit retries it
+    if self.snapshot_every:
+        n = self._since_snapshot[model_id] = self._since_snapshot.get(model_id, 0) + len(b.exps)
+        if n >= self.snapshot_every:
+            self._since_snapshot[model_id] = 0
+            await self.resilience.call(memory.snapshot_weights, model_id, new, {"health": algorithm.weight_health(new)._asdict(), "online_updates": n})
+            self._health(algorithm, model_id, new)
+
+async def _commit_due(self, algorithm, memory, force: bool=False) -> int:
+    "Commit the batches older than `commit_interval` (all of them with `force`); returns how many feedbacks were persisted."
+    n, now = 0, time.monotonic()
+    for m in list(self._batches):
+        b = self._batches.get(m)
+        if b is not None and (force or now - b.since >= self.commit_interval):
+            async with self._guard(m):
+                if (b := self._batches.get(m)) is not None: n += len(b.exps); await self._commit(m, algorithm, memory)
+    return n
+
+OnlineTrainer._batched, OnlineTrainer._commit, OnlineTrainer.commit_due = _batched, _commit, _commit_due
 
 # %% ../../nbs/94_bandits.service.ipynb #c025
 class PendingDecision(NamedTuple):
@@ -391,17 +456,23 @@ class ReinforcementLearningService:
     async def connect(self, background: bool=True) -> None:
         "Connect the memory; start the delayed-reward flusher when `background`."
         await self.resilience.call(self.memory.connect)
-        if background and self._flusher is None and self.settings.reward_wait_seconds > 0:
+        if background and self._flusher is None and (self.settings.reward_wait_seconds > 0 or self._batching):
             self._flusher = asyncio.create_task(self._flush_loop())
+    @property
+    def _batching(self) -> bool: return getattr(self.trainer, "commit_every", 1) > 1
     async def close(self) -> None:
-        "Stop background work and close the memory (decisions still waiting for a reward in this process are dropped)."
+        "Persist batched feedback, stop background work and close the memory (in-process pending decisions are dropped)."
         if self._flusher is not None: self._flusher.cancel(); self._flusher = None
+        if self._batching and self.memory.is_ready(): await self.trainer.commit_due(self.algorithm, self.memory, force=True)
         await self.memory.close()
     async def _flush_loop(self):
-        period = min(max(self.settings.reward_wait_seconds / 4, 0.01), 1.0)
+        waits = [w for w in (self.settings.reward_wait_seconds / 4, self.settings.commit_interval_seconds if self._batching else 0) if w > 0]
+        period = min(max(min(waits), 0.01), 1.0)
         while True:
             await asyncio.sleep(period)
-            try: await self.training.flush_expired()
+            try:
+                if self.settings.reward_wait_seconds > 0: await self.training.flush_expired()
+                if self._batching: await self.trainer.commit_due(self.algorithm, self.memory)
             except Exception: pass  # storage trouble: the breaker/metrics report it; keep the loop alive
     def is_ready(self) -> bool: return self.memory.is_ready()
     async def wait_ready(self) -> None:
@@ -566,8 +637,9 @@ class ReinforcementLearningFactory:
         memory = kwargs.get("memory") or cls._memory(s, kwargs, seed)
         metrics = RLMetrics(kwargs.get("registry"))
         res = kwargs.get("kv_resilience") or kwargs.get("vector_resilience") or ResilienceOrchestrator(s.resilience)  # one store: one breaker
+        extra = dict(commit_every=s.commit_every, commit_interval=s.commit_interval_seconds) if s.trainer_type == "online" else {}
         trainer = TRAINERS[s.trainer_type](lock_provider=lock_provider, gate=PromotionGate(s.promotion), metrics=metrics,
-                                           resilience=res, snapshot_every=s.snapshot_every, seed=seed)
+                                           resilience=res, snapshot_every=s.snapshot_every, seed=seed, **extra)
         return ReinforcementLearningService(s, algo, memory, trainer, metrics, res, seed)
 
     @staticmethod

@@ -9,16 +9,28 @@ n_epochs 20, ent_coef 0, linear lr 1e-3, linear clip 0.2), 100k steps budget. Pe
     the mean return of the last 10 finished training episodes is >= 475 (checked at rollout ends for every library);
   * sps: env steps per second over the run;
   * rss_mb: peak resident set size of the run's process.
+  * rss_mb: peak resident set size of the run's process (VmHWM from /proc/self/status at the end of the run), with
+    its anonymous (private heap) and file-backed (mapped shared libraries) parts at the end, and which heavy runtimes
+    the process loaded (torch._dynamo, numba, scipy).
 By default a run stops once solved (--full trains the whole budget). rlox has no clip-range schedule: it runs with a
 constant clip 0.2 (its lr is annealed).
 
-Acrobot-v1 / Pendulum-v1 (`--env`) use the rl-zoo3 settings with a reduced budget (--timesteps) and report the final
-deterministic evaluation return (10 episodes) of loomnb and SB3 with 95% bootstrap CIs over seeds.
+Acrobot-v1 / Pendulum-v1 (`--env`) use the rl-zoo3 settings (hyperparams/ppo.yml) and report the final deterministic
+evaluation return (10 episodes) of loomnb and SB3 with 95% bootstrap CIs over seeds. Acrobot: zoo `normalize: true`
+is VecNormalize with its defaults (observations and rewards, gamma 0.99) for both libraries; the default budget is
+200k steps instead of the zoo's 1e6 (--timesteps to change). Pendulum: the zoo uses gSDE (use_sde, sde_sample_freq 4);
+SB3 runs with it, loomnb has no gSDE and runs its Gaussian policy with a state-independent log-std (--no-sde runs SB3
+without gSDE too).
+
+--rss-breakdown prints, per library, VmHWM after each stage (import torch, import the library, build the env, build
+the model, train) in fresh subprocesses.
 
 Usage:
     python bench/bench_ppo.py                       # CartPole, 5 seeds, loomnb/sb3/rlox
     python bench/bench_ppo.py --seeds 10 --libs loomnb,sb3
-    python bench/bench_ppo.py --env Pendulum-v1 --timesteps 100000 --libs loomnb,sb3
+    python bench/bench_ppo.py --env Acrobot-v1 --libs loomnb,sb3 --json bench/results/ppo_acrobot.json
+    python bench/bench_ppo.py --env Pendulum-v1 --libs loomnb,sb3 --json bench/results/ppo_pendulum.json
+    python bench/bench_ppo.py --rss-breakdown
 """
 from __future__ import annotations
 import argparse, json, os, resource, subprocess, sys, time
@@ -29,15 +41,28 @@ ZOO = {
                         timesteps=100_000),
     "Acrobot-v1": dict(n_envs=16, n_steps=256, batch_size=64, gae_lambda=0.94, gamma=0.99, n_epochs=4, ent_coef=0.0,
                        learning_rate=3e-4, clip_eps=0.2, anneal_lr=False, anneal_clip=False, clip_vloss=False,
-                       normalize_obs=True, timesteps=200_000),
+                       normalize_obs=True, normalize_reward=True, timesteps=200_000),
     "Pendulum-v1": dict(n_envs=4, n_steps=1024, batch_size=64, gae_lambda=0.95, gamma=0.9, n_epochs=10, ent_coef=0.0,
                         learning_rate=1e-3, clip_eps=0.2, anneal_lr=False, anneal_clip=False, clip_vloss=False,
-                        timesteps=100_000),
+                        sb3_use_sde=True, sb3_sde_sample_freq=4, timesteps=100_000),
 }
 SOLVE = 475.0
 
 
-def _rss_mb() -> float: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def _status() -> dict:
+    "VmHWM, VmRSS, RssAnon and RssFile of this process in MB (from /proc/self/status)."
+    out = {}
+    with open("/proc/self/status") as f:
+        for l in f:
+            k = l.split(":")[0]
+            if k in ("VmHWM", "VmRSS", "RssAnon", "RssFile"): out[k] = int(l.split()[1]) / 1024
+    return out
+
+def _rss_mb() -> float:
+    try: return _status()["VmHWM"]
+    except (OSError, KeyError): return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+NOT_LOOMNB = ("sb3_use_sde", "sb3_sde_sample_freq", "timesteps")
 
 
 class _Clock:
@@ -52,7 +77,7 @@ class _Clock:
 def run_loomnb(env_id, seed, hp, total, stop_at_solve):
     from loomnb.learner import Trainer, Callback
     from loomnb.eval import evaluate
-    cfg = {k: v for k, v in hp.items() if k != "timesteps"}
+    cfg = {k: v for k, v in hp.items() if k not in NOT_LOOMNB}
     clock = _Clock()
     class Solve(Callback):
         def after_rollout(self, s):
@@ -77,7 +102,8 @@ def run_sb3(env_id, seed, hp, total, stop_at_solve):
     from stable_baselines3.common.vec_env import VecNormalize
     from stable_baselines3.common.evaluation import evaluate_policy
     env = make_vec_env(env_id, n_envs=hp["n_envs"], seed=seed)
-    if hp.get("normalize_obs"): env = VecNormalize(env, norm_obs=True, norm_reward=False)
+    if hp.get("normalize_obs") or hp.get("normalize_reward"):
+        env = VecNormalize(env, norm_obs=bool(hp.get("normalize_obs")), norm_reward=bool(hp.get("normalize_reward")), gamma=hp["gamma"])
     clock, rets = _Clock(), []
     class Solve(BaseCallback):
         def _on_step(self): return True
@@ -92,13 +118,14 @@ def run_sb3(env_id, seed, hp, total, stop_at_solve):
     clip = _linear(hp["clip_eps"]) if hp["anneal_clip"] else hp["clip_eps"]
     model = PPO("MlpPolicy", env, n_steps=hp["n_steps"], batch_size=hp["batch_size"], gae_lambda=hp["gae_lambda"],
                 gamma=hp["gamma"], n_epochs=hp["n_epochs"], ent_coef=hp["ent_coef"], learning_rate=lr, clip_range=clip,
-                seed=seed, device="cpu", verbose=0)
+                seed=seed, device="cpu", verbose=0, use_sde=bool(hp.get("sb3_use_sde")),
+                sde_sample_freq=hp.get("sb3_sde_sample_freq", -1))
     clock.t0 = time.perf_counter()
     model.learn(total, callback=CallbackList([cb, StopCB()]))
     wall = time.perf_counter() - clock.t0
     ev = float("nan")
     if env_id != "CartPole-v1":
-        if hp.get("normalize_obs"): env.training = False
+        if isinstance(env, VecNormalize): env.training, env.norm_reward = False, False
         ev = float(evaluate_policy(model, env, n_eval_episodes=10, deterministic=True)[0])
     return dict(solve_s=clock.solve_s, solve_steps=clock.solve_steps, steps=model.num_timesteps, wall=wall,
                 sps=model.num_timesteps / wall, eval=ev)
@@ -128,14 +155,65 @@ def run_rlox(env_id, seed, hp, total, stop_at_solve):
 RUNNERS = {"loomnb": run_loomnb, "sb3": run_sb3, "rlox": run_rlox}
 
 
-def worker(lib, env_id, seed, total, stop_at_solve):
+def worker(lib, env_id, seed, total, stop_at_solve, no_sde=False):
     import torch
     torch.set_num_threads(1)
     os.environ["OMP_NUM_THREADS"] = "1"
-    hp = ZOO[env_id]
+    hp = dict(ZOO[env_id])
+    if no_sde: hp["sb3_use_sde"] = False
+    load0 = os.getloadavg()[0]
     r = RUNNERS[lib](env_id, seed, hp, total, stop_at_solve)
-    r.update(lib=lib, seed=seed, env=env_id, rss_mb=_rss_mb())
+    st = _status()
+    r.update(lib=lib, seed=seed, env=env_id, rss_mb=_rss_mb(), rss_anon_mb=st.get("RssAnon"), rss_file_mb=st.get("RssFile"),
+             loaded={m: m in sys.modules for m in ("torch._dynamo", "numba", "scipy", "pandas", "matplotlib", "tensorboard")},
+             load_start=load0, load_end=os.getloadavg()[0], timesteps=total, sb3_use_sde=bool(hp.get("sb3_use_sde")) and lib == "sb3")
     print("RESULT " + json.dumps(r), flush=True)
+
+
+STAGES = {  # (stage name, code) run in order in one fresh process; VmHWM is read after each
+    "loomnb": [("import torch", "import torch; torch.set_num_threads(1)"),
+               ("import loomnb.learner + algos.ppo", "from loomnb.learner import Trainer; import loomnb.algos.ppo"),
+               ("build env (first Numba kernel)", "from loomnb.envs.registry import make; make('CartPole-v1', num_envs=8, seed=0).reset(seed=0)"),
+               ("build Trainer (policy, optimiser)", "tr = Trainer('ppo', env='CartPole-v1', seed=0, device='cpu', config=CFG)"),
+               ("train 30k steps", "tr.train(30_000)")],
+    "sb3": [("import torch", "import torch; torch.set_num_threads(1)"),
+            ("import stable_baselines3", "from stable_baselines3 import PPO; from stable_baselines3.common.env_util import make_vec_env"),
+            ("build env", "env = make_vec_env('CartPole-v1', n_envs=8, seed=0); env.reset()"),
+            ("build PPO (policy, optimiser)", "m = PPO('MlpPolicy', env, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, "
+                                              "ent_coef=0.0, learning_rate=1e-3, seed=0, device='cpu', verbose=0)"),
+            ("train 30k steps", "m.learn(30_000)")],
+}
+
+def stage_worker(lib):
+    "Run the stages of `lib` in this fresh process, printing VmHWM after each."
+    os.environ["OMP_NUM_THREADS"] = "1"
+    g = {"CFG": {k: v for k, v in ZOO["CartPole-v1"].items() if k not in NOT_LOOMNB}}
+    out = []
+    for name, code in STAGES[lib]:
+        n0 = len(sys.modules); t0 = time.perf_counter(); exec(code, g)
+        out.append(dict(stage=name, s=time.perf_counter() - t0, modules=len(sys.modules) - n0, **_status(),
+                        dynamo="torch._dynamo" in sys.modules, numba="numba" in sys.modules))
+    print("RESULT " + json.dumps(out), flush=True)
+
+def rss_breakdown(libs, repeats=2):
+    print(f"VmHWM after each stage (MB), fresh process per library, median of {repeats}; load {os.getloadavg()[0]:.1f}")
+    for lib in libs:
+        runs = []
+        for _ in range(repeats):
+            p = subprocess.run([sys.executable, __file__, "--stage-worker", lib], capture_output=True, text=True,
+                               env={**os.environ, "OMP_NUM_THREADS": "1"})
+            line = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
+            if p.returncode or not line: print(f"[{lib}] FAILED rc={p.returncode}\n{p.stderr[-2000:]}", file=sys.stderr); break
+            runs.append(json.loads(line[-1][7:]))
+        if not runs: continue
+        print(f"\n{lib}:\n{'stage':36s} {'VmHWM':>7s} {'+':>6s} {'anon':>6s} {'file':>6s} {'mods':>5s} {'s':>5s} dynamo numba")
+        prev = 0.0
+        for i, st in enumerate(runs[0]):
+            med = lambda k: _median([r[i][k] for r in runs])
+            h = med("VmHWM")
+            print(f"{st['stage']:36s} {h:7.1f} {h - prev:+6.1f} {med('RssAnon'):6.1f} {med('RssFile'):6.1f} {st['modules']:5d} "
+                  f"{med('s'):5.2f} {str(st['dynamo']):6s} {st['numba']}")
+            prev = h
 
 
 def _median(xs):
@@ -161,33 +239,40 @@ def main(argv=None):
     ap.add_argument("--timesteps", type=int, default=None)
     ap.add_argument("--full", action="store_true", help="train the whole budget instead of stopping once solved")
     ap.add_argument("--json", default=None, help="also write all results to this file")
+    ap.add_argument("--no-sde", action="store_true", help="run SB3 without gSDE on Pendulum (the zoo uses it)")
+    ap.add_argument("--rss-breakdown", action="store_true", help="print VmHWM after each stage (CartPole) and exit")
     ap.add_argument("--worker", nargs=3, metavar=("LIB", "SEED", "TOTAL"), help=argparse.SUPPRESS)
+    ap.add_argument("--stage-worker", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
         lib, seed, total = a.worker
-        return worker(lib, a.env, int(seed), int(total), not a.full)
+        return worker(lib, a.env, int(seed), int(total), not a.full, a.no_sde)
+    if a.stage_worker: return stage_worker(a.stage_worker)
     libs = a.libs.split(",")
     for l in libs:
         if l not in RUNNERS: ap.error(f"unknown library {l!r}; choose from {list(RUNNERS)}")
+    if a.rss_breakdown: return rss_breakdown([l for l in libs if l in STAGES])
     total = a.timesteps or ZOO[a.env]["timesteps"]
     results = []
     for seed in range(a.seeds):
         order = libs[seed % len(libs):] + libs[:seed % len(libs)]
         for lib in order:
-            cmd = [sys.executable, __file__, "--env", a.env, "--worker", lib, str(seed), str(total)] + (["--full"] if a.full else [])
+            cmd = ([sys.executable, __file__, "--env", a.env, "--worker", lib, str(seed), str(total)]
+                   + (["--full"] if a.full else []) + (["--no-sde"] if a.no_sde else []))
             p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
             line = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
             if p.returncode or not line:
                 print(f"[{lib} seed {seed}] FAILED rc={p.returncode}\n{p.stderr[-2000:]}", file=sys.stderr); continue
             r = json.loads(line[-1][7:]); results.append(r)
             print(f"[{lib:6s} seed {seed}] solve {r['solve_s'] if r['solve_s'] is None else round(r['solve_s'], 2)} s "
-                  f"at {r['solve_steps']} steps, {r['sps']:.0f} steps/s, eval {r['eval']:.1f}, rss {r['rss_mb']:.0f} MB", flush=True)
-    if a.json:
-        with open(a.json, "w") as f: json.dump(results, f, indent=1)
+                  f"at {r['solve_steps']} steps, {r['sps']:.0f} steps/s, eval {r['eval']:.1f}, rss {r['rss_mb']:.0f} MB "
+                  f"(anon {r['rss_anon_mb']:.0f}, file {r['rss_file_mb']:.0f}), load {r['load_start']:.1f}-{r['load_end']:.1f}", flush=True)
+            if a.json:  # after every run, so a stopped bench keeps what it measured
+                with open(a.json, "w") as f: json.dump(results, f, indent=1)
     by = {l: [r for r in results if r["lib"] == l] for l in libs}
     base = by.get("sb3") or []
     print(f"\n{a.env}, {a.seeds} seeds, budget {total} steps, medians (ratio vs sb3):")
-    print(f"{'lib':8s} {'solved':>7s} {'solve_s':>9s} {'ratio':>6s} {'solve_steps':>11s} {'steps/s':>8s} {'ratio':>6s} {'rss_MB':>7s} {'ratio':>6s}")
+    print(f"{'lib':8s} {'solved':>7s} {'solve_s':>9s} {'ratio':>6s} {'solve_steps':>11s} {'steps/s':>8s} {'ratio':>6s} {'rss_MB':>7s} {'ratio':>6s} {'anon':>6s} {'file':>6s}")
     ms = lambda rs, k: _median([r[k] for r in rs])
     for l, rs in by.items():
         if not rs: continue
@@ -195,7 +280,9 @@ def main(argv=None):
         b = [ms(base, k) for k in ("solve_s", "solve_steps", "sps", "rss_mb")] if base else [float("nan")] * 4
         solved = sum(r["solve_s"] is not None for r in rs)
         print(f"{l:8s} {solved:>3d}/{len(rs):<3d} {row[0]:9.2f} {row[0] / b[0]:6.2f} {row[1]:11.0f} {row[2]:8.0f} "
-              f"{row[2] / b[2]:6.2f} {row[3]:7.0f} {row[3] / b[3]:6.2f}")
+              f"{row[2] / b[2]:6.2f} {row[3]:7.0f} {row[3] / b[3]:6.2f} {ms(rs, 'rss_anon_mb'):6.0f} {ms(rs, 'rss_file_mb'):6.0f}")
+    loads = [x for r in results for x in (r["load_start"], r["load_end"])]
+    if loads: print(f"load average during the runs: {min(loads):.1f}-{max(loads):.1f}")
     if a.env != "CartPole-v1":
         print("\nfinal deterministic eval return (10 episodes), mean [95% bootstrap CI] over seeds:")
         for l, rs in by.items():

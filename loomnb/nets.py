@@ -15,7 +15,7 @@ from gymnasium import spaces
 
 # %% auto #0
 __all__ = ['policy_act', 'policy_evaluate', 'check_policy', 'MLP', 'layer_init', 'mlp', 'ActorCritic', 'DiscretePolicy',
-           'GaussianPolicy', 'make_policy']
+           'GaussianPolicy', 'make_policy', 'FusedAdam', 'make_adam']
 
 # %% ../nbs/36_nets.ipynb #c005
 def policy_act(policy, # Policy module with the rlox interface (and optionally `act`)
@@ -199,3 +199,65 @@ def make_policy(observation_space: spaces.Space, # The env's single observation 
     if isinstance(action_space, spaces.Box) and len(action_space.shape) == 1:
         return GaussianPolicy(obs_dim, action_space.shape[0], hidden, activation, ortho_init, log_std_init)
     raise ValueError(f"{algo} support Discrete and 1-D Box action spaces, got {action_space}")
+
+# %% ../nbs/36_nets.ipynb #c024
+def _undecorated(f): return getattr(f, "__wrapped__", f)
+
+def _fused_devices() -> list[str]:
+    try:
+        from torch.utils._foreach_utils import _get_fused_kernels_supported_devices
+        return _get_fused_kernels_supported_devices()
+    except ImportError: return ["cpu", "cuda", "mps", "xpu"]
+
+class FusedAdam(torch.optim.Adam):
+    "`torch.optim.Adam(fused=True)` without the `torch._dynamo` import: same fused kernel, state and step hooks."
+    add_param_group = _undecorated(torch.optim.Optimizer.add_param_group)
+    zero_grad = _undecorated(torch.optim.Optimizer.zero_grad)
+    state_dict = _undecorated(torch.optim.Optimizer.state_dict)
+    load_state_dict = _undecorated(torch.optim.Optimizer.load_state_dict)
+
+    def __init__(self, params, # Parameters or parameter groups
+                 lr: float=1e-3, # Learning rate
+                 betas: tuple[float, float]=(0.9, 0.999), # Decay rates of the first and second moments
+                 eps: float=1e-8, # Added to the denominator
+                 weight_decay: float=0.0, # L2 penalty (Adam's, not AdamW's)
+                ):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, fused=True)
+        for g in self.param_groups:  # torch checks this at the first step; check it here so make_adam can fall back
+            for p in g["params"]:
+                if p.device.type not in _fused_devices() or not torch.is_floating_point(p):
+                    raise RuntimeError(f"FusedAdam: parameters must be floating point on one of {_fused_devices()}, "
+                                       f"got {p.dtype} on {p.device.type}")
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        "One Adam step on every parameter that has a gradient; returns `closure()` when given."
+        loss = None
+        if closure is not None:
+            with torch.enable_grad(): loss = closure()
+        for g in self.param_groups:
+            ps, gs, ms, vs, steps = [], [], [], [], []
+            for p in g["params"]:
+                if p.grad is None: continue
+                if p.grad.is_sparse: raise RuntimeError("FusedAdam does not support sparse gradients")
+                st = self.state[p]
+                if not st:
+                    st["step"] = torch.zeros((), dtype=torch.float32, device=p.device)
+                    st["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                    st["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                ps.append(p); gs.append(p.grad); ms.append(st["exp_avg"]); vs.append(st["exp_avg_sq"]); steps.append(st["step"])
+            if not ps: continue
+            torch._foreach_add_(steps, 1)
+            b1, b2 = g["betas"]
+            torch._fused_adam_(ps, gs, ms, vs, [], steps, lr=g["lr"], beta1=b1, beta2=b2, weight_decay=g["weight_decay"],
+                               eps=g["eps"], amsgrad=False, maximize=g["maximize"], grad_scale=None, found_inf=None)
+        return loss
+
+def make_adam(params, # Parameters to optimise
+              lr: float, # Learning rate
+              eps: float=1e-8, # Adam epsilon
+             ) -> torch.optim.Optimizer:
+    "`FusedAdam` where torch has a fused Adam kernel for these parameters, else `torch.optim.Adam(foreach=True)`."
+    params = list(params)
+    try: return FusedAdam(params, lr=lr, eps=eps)
+    except (RuntimeError, TypeError, ValueError): return torch.optim.Adam(params, lr=lr, eps=eps, foreach=True)

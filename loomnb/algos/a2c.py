@@ -14,7 +14,8 @@ from ..core import Config
 from ..nets import policy_evaluate
 from ..buffers.rollout import RolloutBuffer
 from ..learner import TrainState, register_algorithm
-from .ppo import PPO, PPOConfig, ppo_loss, explained_variance, _make_adam
+from .ppo import PPO, PPOConfig, ppo_loss, explained_variance
+from ..nets import make_adam
 
 # %% auto #0
 __all__ = ['FAST_CARTPOLE', 'A2CConfig', 'a2c_loss', 'a2c_update', 'A2C']
@@ -98,7 +99,7 @@ class A2C(PPO):
 
     def _make_optimizer(self):
         c = self.config
-        if c.optimizer == "adam": return _make_adam(self.policy.parameters(), c.learning_rate, c.optim_eps)
+        if c.optimizer == "adam": return make_adam(self.policy.parameters(), c.learning_rate, c.optim_eps)
         return torch.optim.RMSprop(self.policy.parameters(), lr=c.learning_rate, alpha=c.rmsprop_alpha, eps=c.optim_eps, foreach=True)
 
     def update(self, state: TrainState) -> dict:

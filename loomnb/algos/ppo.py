@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 from ..core import Config, ConfigError
-from ..nets import make_policy, check_policy, policy_evaluate, policy_act
+from ..nets import make_policy, check_policy, policy_evaluate, policy_act, make_adam
 from ..buffers.rollout import RolloutBuffer, RolloutBatch
 from ..collect import Collector
 from ..learner import Algorithm, TrainState, register_algorithm
@@ -142,12 +142,6 @@ def ppo_update(policy: torch.nn.Module, # Policy with the rlox interface
     return out
 
 # %% ../../nbs/40_algos.ppo.ipynb #c023
-def _make_adam(params, lr: float, eps: float):
-    "Adam, fused when this torch supports it for these parameters (else foreach)."
-    params = list(params)
-    try: return torch.optim.Adam(params, lr=lr, eps=eps, fused=True)
-    except (RuntimeError, TypeError, ValueError): return torch.optim.Adam(params, lr=lr, eps=eps, foreach=True)
-
 class PPO(Algorithm):
     "Proximal Policy Optimization, composed from loomnb's collector, buffer, GAE kernel and `ppo_update`."
     config_cls = PPOConfig
@@ -168,7 +162,7 @@ class PPO(Algorithm):
         self.collector = Collector(env, self.policy, self.device)
         self.rng = np.random.default_rng(0)
 
-    def _make_optimizer(self): return _make_adam(self.policy.parameters(), self.config.learning_rate, self.config.adam_eps)
+    def _make_optimizer(self): return make_adam(self.policy.parameters(), self.config.learning_rate, self.config.adam_eps)
     def seed_rng(self, seed: int): self.rng = np.random.default_rng(seed)
 
     def collect(self, state: TrainState, on_step=None) -> dict:

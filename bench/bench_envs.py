@@ -9,6 +9,8 @@ alternating round by round; each cell is the median over `--repeats` rounds of s
     python bench/bench_envs.py --sizes 1 256 --repeats 7 --json bench_envs.json
     RAYON_NUM_THREADS=1 python bench/bench_envs.py  # rlox with one thread (its default is one per core)
     python bench/bench_envs.py --clock cpu          # steps per CPU-second: steadier when the machine is shared
+    NUMBA_THREADING_LAYER=workqueue python bench/bench_envs.py --parallel-probe --sizes 64 256 1024 4096
+                                                    # serial kernel vs a prange twin (why loomnb's kernels are serial)
 """
 from __future__ import annotations
 import argparse, json, os, platform, sys, time, warnings
@@ -50,6 +52,58 @@ def _gym_vector(n, seed):
     env = gym.make_vec("CartPole-v1", num_envs=n, vectorization_mode="vector_entry_point")
     env.reset(seed=seed)
     return env.step, np.int64, env.close
+
+
+def _par_kernel():
+    "A `prange` twin of loomnb's serial CartPole step kernel, built from the same per-copy functions."
+    from numba import njit, prange
+    from loomnb.envs.core import _step_views, _step_end, _episode_bookkeeping, _NEEDS_RESET, _BAD
+    from loomnb.envs.classic import _cartpole_dynamics, _cartpole_reset_one, _copy_obs
+
+    @njit(parallel=True)
+    def cartpole_step_par(mem, actions):
+        state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
+        if s < 0: return _NEEDS_RESET
+        n = state.shape[0]
+        for i in range(n):
+            if actions[i] < 0 or actions[i] > 1: return _BAD + i
+        nd = 0
+        for i in prange(n):
+            r, te = _cartpole_dynamics(state, i, actions[i], params)
+            _copy_obs(state, i, final_obs, 4)
+            if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
+                _cartpole_reset_one(state, rng, i, params); nd += 1
+            _copy_obs(state, i, obs, 4)
+        return _step_end(mem, s, nd > 0)
+    return cartpole_step_par
+
+
+def parallel_probe(sizes, repeats, seconds, seed=0):
+    "Microseconds per kernel call of the serial step kernel and of its prange twin at each N (checked bit-identical first)."
+    import numba
+    from loomnb.envs.classic import CartPoleVecEnv
+    par = _par_kernel(); rows = []
+    for n in sizes:
+        ser_env, par_env = CartPoleVecEnv(n, seed=seed), CartPoleVecEnv(n, seed=seed)
+        ser_env.reset(); par_env.reset()
+        ser, pk = ser_env._ep, par.compile((numba.typeof(par_env._mem), numba.types.Array(numba.int64, 1, "A")))
+        acts = np.random.default_rng(seed).integers(0, 2, (300, n))
+        for a in acts:   # bit-identical outputs and states, autoresets included
+            assert ser(ser_env._mem, a) == pk(par_env._mem, a)
+        assert np.array_equal(ser_env._mem, par_env._mem), f"N={n}: the prange kernel differs from the serial one"
+        steps = int(max(50, min(20000, seconds / (n * 40e-9 + 1e-6))))
+        acts = np.random.default_rng(seed + 1).integers(0, 2, (steps, n))
+        t = {"serial": [], "prange": []}
+        for r in range(repeats):
+            for name, k, m in (("serial", ser, ser_env._mem), ("prange", pk, par_env._mem)):
+                t0 = CLOCK()
+                for a in acts: k(m, a)
+                t[name].append((CLOCK() - t0) / steps * 1e6)
+        rows.append((n, float(np.median(t["serial"])), float(np.median(t["prange"]))))
+    print(f"numba threading layer {numba.threading_layer()}, {numba.get_num_threads()} threads; us per kernel call (median of {repeats})")
+    print("| N | serial | prange | prange / serial |\n|---|---|---|---|")
+    for n, a, b in rows: print(f"| {n} | {a:.2f} | {b:.2f} | {b / a:.2f} |")
+    return rows
 
 
 PEERS = {"loomnb": _loomnb, "rlox.VecEnv": _rlox, "envpool": _envpool, "gym SyncVectorEnv": _gym_sync,
@@ -114,9 +168,12 @@ def main(argv=None):
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="wall: steps per second; cpu: steps per CPU-second of the whole process (all threads), "
                          "steadier on a loaded machine")
+    ap.add_argument("--parallel-probe", action="store_true",
+                    help="instead of the peer table: time the serial step kernel against a numba prange twin at each N")
     a = ap.parse_args(argv)
     global CLOCK
     CLOCK = time.perf_counter if a.clock == "wall" else time.process_time
+    if a.parallel_probe: return parallel_probe(a.sizes, a.repeats, a.seconds)
     res, skipped = bench(a.sizes, a.repeats, a.seconds)
     unit = "M env-steps/s" if a.clock == "wall" else "M env-steps per CPU-second"
     print(f"CartPole-v1, random actions, {unit} (median of {a.repeats} alternating rounds); "

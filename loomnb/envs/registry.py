@@ -256,6 +256,12 @@ def _resolve(ep):
         return obj
     return ep
 
+def _gym_plugins(id):
+    "Register ale-py's `ALE/...` ids with gymnasium on first use (gymnasium 1.x needs ale_py imported)."
+    if isinstance(id, str) and id.startswith("ALE/") and id not in gymnasium.registry:
+        try: import ale_py; gymnasium.register_envs(ale_py)
+        except ImportError: pass
+
 def make(id: str, # "Name-vX", "Name" (latest version) or any gymnasium id
          num_envs: int=1, # Number of copies N
          seed: int | None=None, # Copy n is seeded with seed + n
@@ -267,6 +273,7 @@ def make(id: str, # "Name-vX", "Name" (latest version) or any gymnasium id
         raise ValueError(f"make: `backend` must be 'auto', 'native' or 'gymnasium', got {backend!r}.{did_you_mean(backend, ['auto', 'native', 'gymnasium'])}")
     if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
         raise ValueError(f"make: `num_envs` must be a positive int, got {num_envs!r}")
+    _gym_plugins(id)
     if backend != "gymnasium":
         try: s = spec(id)
         except KeyError as e:
@@ -286,7 +293,7 @@ def make(id: str, # "Name-vX", "Name" (latest version) or any gymnasium id
         raise ValueError(f"make: no environment {id!r} in gymnasium's registry.{did_you_mean(id, _gym_ids())}")
     return GymnasiumVecEnv(id, num_envs, seed, vectorization_mode, **kwargs)
 
-# %% ../../nbs/32_envs.registry.ipynb #c015
+# %% ../../nbs/32_envs.registry.ipynb #c018
 register_environment("CartPole", "loomnb.envs.classic:CartPoleVecEnv", "1", 500, 475.0)
 register_environment("Acrobot", "loomnb.envs.classic:AcrobotVecEnv", "1", 500, -100.0)
 register_environment("MountainCar", "loomnb.envs.classic:MountainCarVecEnv", "0", 200, -110.0)

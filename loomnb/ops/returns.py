@@ -10,6 +10,9 @@ import numbers
 import numpy as np
 from numba import njit, types as nbt
 from numba.extending import overload
+from numba.core.compiler import CompilerBase, DefaultPassBuilder
+from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.untyped_passes import TranslateByteCode
 
 # %% auto #0
 __all__ = ['gae_ref', 'gae_kernel', 'gae', 'lambda_returns_ref', 'lambda_returns_kernel', 'lambda_returns',
@@ -64,13 +67,13 @@ def _sigs(ret, pattern):
         out.append((ret(*[m[c] for c in pattern]), ret(*[m1[c] for c in pattern])))
     return [s for pair in out for s in pair]
 
-def _njit_on_first_call(sigs):
-    "Like `njit(sigs, cache=True)`, but compiled on the first call (importing stays fast); the module global is then rebound to the compiled dispatcher, so later calls go straight to it."
+def _njit_on_first_call(sigs, **kw):
+    "Like `njit(sigs, cache=True, **kw)`, but compiled on the first call (importing stays fast); the module global is then rebound to the compiled dispatcher, so later calls go straight to it."
     def deco(py_func):
         compiled = []
         def first_call(*args):  # also serves references taken before the first call, without recompiling
             if not compiled:
-                compiled.append(njit(sigs, cache=True)(py_func))
+                compiled.append(njit(sigs, cache=True, **kw)(py_func))
                 py_func.__globals__[py_func.__name__] = compiled[0]
             return compiled[0](*args)
         first_call.__name__, first_call.__doc__ = py_func.__name__, py_func.__doc__
@@ -104,79 +107,91 @@ def _like_impl(x, arr):
     return lambda x, arr: dt(x)
 
 # %% ../../nbs/10_ops.returns.ipynb #c015
-@njit(cache=True)
-def _gae_narrow(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
-    "GAE loop for narrow batches (2-D indexing, no per-row views)."
-    T, N = rewards.shape
-    if T == 0: return  # also measured: this guard makes LLVM's vectorised loop 2x faster
-    g, gl, z = _like(gamma, rewards), _like(gamma * lam, rewards), _like(0.0, rewards)
-    carry = np.empty(N, rewards.dtype)
-    for n in range(N):
-        nv = final_values[T - 1, n] if truncated[T - 1, n] else last_values[n]
-        nv = z if terminated[T - 1, n] else nv
-        a = rewards[T - 1, n] + g * nv - values[T - 1, n]
-        carry[n] = a
-        out_adv[T - 1, n] = a
-        out_ret[T - 1, n] = a + values[T - 1, n]
-    for t in range(T - 2, -1, -1):
-        for n in range(N):
-            tr = truncated[t, n]; te = terminated[t, n]
-            nv = final_values[t, n] if tr else values[t + 1, n]
-            nv = z if te else nv
-            c = z if (te | tr) else gl * carry[n]
-            a = rewards[t, n] + g * nv - values[t, n] + c
-            carry[n] = a
-            out_adv[t, n] = a
-            out_ret[t, n] = a + values[t, n]
+@register_pass(mutates_CFG=False, analysis_only=True)
+class _SetNoAlias(FunctionPass):
+    "Compiler pass: mark the array arguments of the function being compiled `noalias` for LLVM."
+    _name = "loomnb_set_noalias"
+    def __init__(self): FunctionPass.__init__(self)
+    def run_pass(self, state):
+        state.flags.noalias = True
+        return False
 
-@njit(cache=True)
-def _gae_wide(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
-    "GAE loop for wide batches (row views; vectorises well)."
-    T, N = rewards.shape
-    if T == 0: return  # also measured: this guard makes LLVM's vectorised loop 2x faster
-    g, gl, z = _like(gamma, rewards), _like(gamma * lam, rewards), _like(0.0, rewards)
-    carry = np.zeros(N, rewards.dtype)
-    for t in range(T - 1, -1, -1):
-        r = rewards[t]; v = values[t]; te = terminated[t]; tr = truncated[t]; fv = final_values[t]
-        vn = last_values if t == T - 1 else values[t + 1]
-        ao = out_adv[t]; ro = out_ret[t]
-        for n in range(N):
-            nv = fv[n] if tr[n] else vn[n]
-            nv = z if te[n] else nv
-            c = z if (te[n] | tr[n]) else gl * carry[n]
-            a = r[n] + g * nv - v[n] + c
-            carry[n] = a
-            ao[n] = a
-            ro[n] = a + v[n]
+class _NoAliasCompiler(CompilerBase):
+    "Numba's nopython pipeline plus `_SetNoAlias`."
+    def define_pipelines(self):
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pm.add_pass_after(_SetNoAlias, TranslateByteCode)
+        pm.finalize()
+        return [pm]
+
+def _njit_noalias(**kw):
+    "`njit(cache=True, **kw)` with noalias array arguments: the caller promises that written arrays overlap no other argument."
+    return njit(cache=True, pipeline_class=_NoAliasCompiler, **kw)
 
 # %% ../../nbs/10_ops.returns.ipynb #c016
-@njit(cache=True)
+@_njit_noalias(fastmath={'contract'})
+def _gae_rows(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
+    "GAE on `[T, N]` rows, env loop innermost (vectorised); outputs must not overlap inputs."
+    T, N = rewards.shape
+    if T == 0: return
+    g, gl, z = _like(gamma, rewards), _like(gamma * lam, rewards), _like(0.0, rewards)
+    for n in range(N):  # last step: bootstrap from last_values, no carry
+        f = final_values[T - 1, n]; b = last_values[n]; v = values[T - 1, n]
+        nv = f if truncated[T - 1, n] else b
+        nv = z if terminated[T - 1, n] else nv
+        a = rewards[T - 1, n] + g * nv - v
+        out_adv[T - 1, n] = a; out_ret[T - 1, n] = a + v
+    for t in range(T - 2, -1, -1):
+        for n in range(N):
+            f = final_values[t, n]; b = values[t + 1, n]; c = out_adv[t + 1, n]; v = values[t, n]
+            te = terminated[t, n]; tr = truncated[t, n]
+            nv = f if tr else b  # both loaded above: a blend, not a gather
+            nv = z if te else nv
+            d = rewards[t, n] + g * nv - v
+            a = d if (te | tr) else d + gl * c
+            out_adv[t, n] = a; out_ret[t, n] = a + v
+
+# %% ../../nbs/10_ops.returns.ipynb #c018
+def _ix(x, t): "`x[t]` for a `[T]` array, `x[t, 0]` for a `[T, 1]` array; compiled code only."
+def _ix_set(x, t, val): "`x[t] = val` (or `x[t, 0] = val` for `[T, 1]`); compiled code only."
+
+@overload(_ix)
+def _ix_impl(x, t):
+    if x.ndim == 1: return lambda x, t: x[t]
+    return lambda x, t: x[t, 0]
+
+@overload(_ix_set)
+def _ix_set_impl(x, t, val):
+    if x.ndim == 1:
+        def impl(x, t, val): x[t] = val
+    else:
+        def impl(x, t, val): x[t, 0] = val
+    return impl
+
+@_njit_noalias(fastmath={'contract'})
 def _gae_single(rewards, values, terminated, truncated, final_values, last_value, gamma, lam, out_adv, out_ret):
     "GAE loop for one env ([T] or [T, 1] arrays, scalar `last_value`): the carry and next value stay in registers."
     T = rewards.shape[0]
-    if T == 0: return
     g, gl, z = _like(gamma, rewards), _like(gamma * lam, rewards), _like(0.0, rewards)
-    r = rewards.reshape(T); v = values.reshape(T); te = terminated.reshape(T); tr = truncated.reshape(T)
-    fv = final_values.reshape(T); ao = out_adv.reshape(T); ro = out_ret.reshape(T)
     vn = _like(last_value, rewards); carry = z
     for t in range(T - 1, -1, -1):
-        nv = fv[t] if tr[t] else vn
-        nv = z if te[t] else nv
-        c = z if (te[t] | tr[t]) else gl * carry
-        carry = r[t] + g * nv - v[t] + c
-        ao[t] = carry
-        ro[t] = carry + v[t]
-        vn = v[t]
+        f = _ix(final_values, t); vt = _ix(values, t); te = _ix(terminated, t); tr = _ix(truncated, t)
+        nv = f if tr else vn
+        nv = z if te else nv
+        d = _ix(rewards, t) + g * nv - vt  # off the carry chain
+        carry = d if (te | tr) else d + gl * carry  # the chain: one fused multiply-add and a select
+        _ix_set(out_adv, t, carry)
+        _ix_set(out_ret, t, carry + vt)
+        vn = vt
 
-@njit(cache=True)
+@_njit_noalias()
 def gae_kernel(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
-    "Raw GAE on `[T, N]` C-contiguous arrays, written into `out_adv`/`out_ret`; no validation (see `gae`)."
+    "Raw GAE on `[T, N]` C-contiguous arrays, written into `out_adv`/`out_ret` (which must not overlap the inputs); no validation (see `gae`)."
     if rewards.shape[0] == 0: return
     if rewards.shape[1] == 1: _gae_single(rewards, values, terminated, truncated, final_values, last_values[0], gamma, lam, out_adv, out_ret)
-    elif rewards.shape[1] < 32: _gae_narrow(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret)
-    else: _gae_wide(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret)
+    else: _gae_rows(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret)
 
-# %% ../../nbs/10_ops.returns.ipynb #c018
+# %% ../../nbs/10_ops.returns.ipynb #c020
 def _as2d(x): "View a C-contiguous `[T]` array as `[T, 1]` (identity for `[T, N]`); compiled code only."
 def _lv(rewards, last_values): "`last_values` as a `[N]` array (a scalar becomes `[1]`); compiled code only."
 def _shapes_ok(rewards, values, terminated, truncated, final_values, last_values): "Shape agreement check; compiled code only."
@@ -216,8 +231,8 @@ def _lv_ok_impl(rewards, last_values):
     if isinstance(last_values, nbt.Array): return lambda rewards, last_values: last_values.size == 1
     return lambda rewards, last_values: True
 
-# %% ../../nbs/10_ops.returns.ipynb #c020
-@_njit_on_first_call(_sigs(nbt.int64, "FFBBFLffFF"))
+# %% ../../nbs/10_ops.returns.ipynb #c022
+@_njit_on_first_call(_sigs(nbt.int64, "FFBBFLffFF"), pipeline_class=_NoAliasCompiler)
 def _gae_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
     "Shape/range checks (error code) then `gae_kernel`; compiled for [T, N] and [T] inputs."
     if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0): return 1
@@ -229,7 +244,7 @@ def _gae_checked(rewards, values, terminated, truncated, final_values, last_valu
                    _lv(rewards, last_values), gamma, lam, _as2d(out_adv), _as2d(out_ret))
     return 0
 
-# %% ../../nbs/10_ops.returns.ipynb #c021
+# %% ../../nbs/10_ops.returns.ipynb #c023
 def gae(rewards:np.ndarray,      # [T, N] (or [T]) float32/float64 rewards
         values:np.ndarray,       # [T, N] V(s_t), same dtype
         terminated:np.ndarray,   # [T, N] bool: episode terminated after step t (no bootstrap)
@@ -257,7 +272,7 @@ def _gae_slow(rewards, values, terminated, truncated, final_values, last_values,
                lv, gamma, lam, adv.reshape(s), ret.reshape(s))
     return adv, ret
 
-# %% ../../nbs/10_ops.returns.ipynb #c027
+# %% ../../nbs/10_ops.returns.ipynb #c029
 def _random_rollout(rng, T, N, dtype=np.float32, p_term=0.05, p_trunc=0.05):
     "A random `[T, N]` rollout (rewards, values, terminated, truncated, final_values, last_values) for tests and benches."
     f = lambda *s: rng.standard_normal(s).astype(dtype)
@@ -265,7 +280,7 @@ def _random_rollout(rng, T, N, dtype=np.float32, p_term=0.05, p_trunc=0.05):
     trunc = (rng.random((T, N)) < p_trunc) & ~term
     return f(T, N), f(T, N), term, trunc, f(T, N), f(N)
 
-# %% ../../nbs/10_ops.returns.ipynb #c034
+# %% ../../nbs/10_ops.returns.ipynb #c036
 def lambda_returns_ref(rewards, values, terminated, truncated, final_values, last_values, gamma, lam):
     "Plain-Python TD(λ) returns (Sutton & Barto eq. 12.18, recursive form), the reference twin of `lambda_returns`."
     r, v, fv = (np.asarray(a, np.float64).reshape(len(rewards), -1) for a in (rewards, values, final_values))
@@ -280,7 +295,7 @@ def lambda_returns_ref(rewards, values, terminated, truncated, final_values, las
             G[t, n] = r[t, n] + gamma * (1.0 - te[t, n]) * ((1 - lam) * nv + lam * nxt)
     return G.reshape(np.shape(rewards)).astype(np.asarray(rewards).dtype)
 
-# %% ../../nbs/10_ops.returns.ipynb #c035
+# %% ../../nbs/10_ops.returns.ipynb #c037
 @njit(cache=True)
 def lambda_returns_kernel(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out):
     "Raw TD(λ) returns on `[T, N]` C-contiguous arrays, written into `out`; no validation (see `lambda_returns`)."
@@ -296,7 +311,7 @@ def lambda_returns_kernel(rewards, values, terminated, truncated, final_values, 
             nxt = final_values[t, n] if tr else out[t + 1, n]
             out[t, n] = rewards[t, n] + gamma * (1.0 - terminated[t, n]) * ((1.0 - lam) * nv + lam * nxt)
 
-# %% ../../nbs/10_ops.returns.ipynb #c037
+# %% ../../nbs/10_ops.returns.ipynb #c039
 @_njit_on_first_call(_sigs(nbt.int64, "FFBBFLffF"))
 def _lambda_returns_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out):
     "Checks (error code) then `lambda_returns_kernel`."
@@ -328,7 +343,7 @@ def lambda_returns(rewards:np.ndarray,      # [T, N] (or [T]) float32/float64 re
                           final_values.reshape(s), lv, gamma, lam, out.reshape(s))
     return out
 
-# %% ../../nbs/10_ops.returns.ipynb #c042
+# %% ../../nbs/10_ops.returns.ipynb #c044
 def discounted_returns_ref(rewards, terminated, truncated, final_values, last_values, gamma):
     "Plain-Python discounted return (reward-to-go) with bootstraps, the reference twin of `discounted_returns`."
     r, fv = (np.asarray(a, np.float64).reshape(len(rewards), -1) for a in (rewards, final_values))
@@ -355,7 +370,7 @@ def discounted_returns_kernel(rewards, terminated, truncated, final_values, last
             nxt = final_values[t, n] if truncated[t, n] else out[t + 1, n]
             out[t, n] = rewards[t, n] + gamma * (1.0 - terminated[t, n]) * nxt
 
-# %% ../../nbs/10_ops.returns.ipynb #c043
+# %% ../../nbs/10_ops.returns.ipynb #c045
 @_njit_on_first_call(_sigs(nbt.int64, "FBBFLfF"))
 def _discounted_returns_checked(rewards, terminated, truncated, final_values, last_values, gamma, out):
     "Checks (error code) then `discounted_returns_kernel`."
@@ -385,7 +400,7 @@ def discounted_returns(rewards:np.ndarray,      # [T, N] (or [T]) float32/float6
                               lv, gamma, out.reshape(s))
     return out
 
-# %% ../../nbs/10_ops.returns.ipynb #c048
+# %% ../../nbs/10_ops.returns.ipynb #c050
 def nstep_returns_ref(rewards, values, terminated, truncated, final_values, last_values, gamma, n):
     "Plain-Python n-step returns (Sutton & Barto eq. 7.1) with bootstraps, the reference twin of `nstep_returns`."
     r, v, fv = (np.asarray(a, np.float64).reshape(len(rewards), -1) for a in (rewards, values, final_values))
@@ -403,7 +418,7 @@ def nstep_returns_ref(rewards, values, terminated, truncated, final_values, last
             G[t, e] = g + disc * (1.0 - te[k, e]) * nv
     return G.reshape(np.shape(rewards)).astype(np.asarray(rewards).dtype)
 
-# %% ../../nbs/10_ops.returns.ipynb #c049
+# %% ../../nbs/10_ops.returns.ipynb #c051
 @njit(cache=True)
 def nstep_returns_kernel(rewards, values, terminated, truncated, final_values, last_values, gamma, n, out):
     "Raw n-step returns on `[T, N]` C-contiguous arrays, written into `out`; no validation. O(T·N·n)."
@@ -432,7 +447,7 @@ def _nstep_returns_checked(rewards, values, terminated, truncated, final_values,
                          _lv(rewards, last_values), gamma, n, _as2d(out))
     return 0
 
-# %% ../../nbs/10_ops.returns.ipynb #c050
+# %% ../../nbs/10_ops.returns.ipynb #c052
 def nstep_returns(rewards:np.ndarray,      # [T, N] (or [T]) float32/float64 rewards
                   values:np.ndarray,       # [T, N] V(s_t), same dtype
                   terminated:np.ndarray,   # [T, N] bool: terminated after step t

@@ -6,14 +6,16 @@ Docs: https://loomorg.github.io/loomnb/buffers.prioritized.html.md"""
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #c002
 from __future__ import annotations
+import math
 import numpy as np
 from numba import njit
-from ..ops.segment_tree import (SumTree, MinTree, sum_min_tree_update, sum_tree_update, min_tree_update,
+from ..ops.segment_tree import (K, SumTree, MinTree, sum_min_tree_update, sum_tree_update, min_tree_update,
                                      sum_tree_stratified)
-from .replay import ReplayBuffer, ReplayBatch, _check_rng
+from .replay import ReplayBuffer, ReplayBatch, _check_rng, gather_into
 
 # %% auto #0
-__all__ = ['per_sample', 'per_write', 'per_update', 'PrioritizedReplayBuffer', 'linear_beta', 'per_reference']
+__all__ = ['per_sample', 'per_write', 'per_update', 'sum_min_set', 'per_update_into', 'per_new_slots', 'per_sample_into',
+           'PrioritizedReplayBuffer', 'linear_beta', 'per_reference']
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #c005
 @njit(cache=True, nogil=True)
@@ -51,6 +53,76 @@ def per_update(sum_tree, min_tree, offsets, indices, values, size, alpha, eps, f
     return per_write(sum_tree, min_tree, offsets, indices, values, pa, size, eps, from_td)
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #c008
+@njit(cache=True, nogil=True, inline="always")
+def _pow(p, alpha):
+    "p ** alpha for p >= 0, as exp(alpha * log p) (0 ** 0 = 1)."
+    if alpha == 1.0: return p
+    if p == 0.0: return 1.0 if alpha == 0.0 else 0.0
+    return math.exp(alpha * math.log(p))
+
+@njit(cache=True, nogil=True)
+def sum_min_set(sum_tree, min_tree, offsets, indices, pa):
+    "Set leaves `indices` to `pa` (min tree: +inf where pa is 0) and recompute the ancestors of both trees (raw kernel)."
+    B = indices.shape[0]
+    cur = np.empty(B, np.int64)
+    for b in range(B):
+        i = indices[b]; v = pa[b]
+        sum_tree[i] = v; min_tree[i] = v if v > 0.0 else np.inf; cur[b] = i // K
+    for l in range(offsets.shape[0] - 2):
+        lo, up = offsets[l], offsets[l + 1]
+        npar = (up - lo) // K
+        if 4 * npar <= B:                 # near the root: recompute the whole (small) level, sequentially
+            for p in range(npar):
+                base = lo + p * K; s = 0.0; m = min_tree[base]
+                for c in range(K):
+                    s += sum_tree[base + c]; m = min(m, min_tree[base + c])
+                sum_tree[up + p] = s; min_tree[up + p] = m
+            continue
+        prev = -1
+        for b in range(B):
+            p = cur[b]; cur[b] = p // K
+            if p == prev: continue        # same parent as the previous index (sorted batches): done already
+            prev = p; base = lo + p * K; s = 0.0; m = min_tree[base]
+            for c in range(K):            # min(): branch-free, unlike `v if v < m else m` on random priorities
+                s += sum_tree[base + c]; m = min(m, min_tree[base + c])
+            sum_tree[up + p] = s; min_tree[up + p] = m
+
+@njit(cache=True, nogil=True)
+def per_update_into(sum_tree, min_tree, offsets, indices, values, size, alpha, eps, from_td, max_priority):
+    "Check, then write (|td|+eps or values) ** alpha at `indices`: the new max priority, or -1 index / -2 value / -3 negative / -4 length (raw kernel)."
+    B = indices.shape[0]
+    if values.shape[0] != B: return -4.0
+    for b in range(B):
+        if indices[b] < 0 or indices[b] >= size: return -1.0
+        if not np.isfinite(values[b]): return -2.0
+        if not from_td and values[b] < 0: return -3.0
+    pa = np.empty(B)
+    pmax = max_priority
+    for b in range(B):
+        p = abs(values[b]) + eps if from_td else float(values[b])
+        pmax = p if p > pmax else pmax
+        pa[b] = _pow(p, alpha)
+    sum_min_set(sum_tree, min_tree, offsets, indices, pa)
+    return pmax
+
+@njit(cache=True, nogil=True)
+def per_new_slots(sum_tree, min_tree, offsets, start, B, cap, pa):
+    "Give the B slots written at ring position `start` the priority**alpha `pa` (raw kernel)."
+    idx, v = np.empty(B, np.int64), np.full(B, pa)
+    for b in range(B): idx[b] = (start + b) % cap
+    sum_min_set(sum_tree, min_tree, offsets, idx, v)
+
+@njit(cache=True, nogil=True)
+def per_sample_into(sum_tree, min_tree, offsets, u, beta, O, NO, A, R, TE, TR, D, idx, o, no, a, r, te, tr, d, w):
+    "Stratified indices, IS weights (p/p_min) ** -beta as float32 and the rows, into preallocated outputs (raw kernel)."
+    sum_tree_stratified(sum_tree, offsets, u, idx)
+    pmin = min_tree[offsets[offsets.shape[0] - 2]]
+    for b in range(idx.shape[0]): w[b] = math.exp(-beta * math.log(sum_tree[idx[b]] / pmin))
+    gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d)
+
+# %% ../../nbs/21a_buffers.prioritized.ipynb #c012
+_I64, _TD_DTYPES = np.dtype(np.int64), (np.dtype(np.float64), np.dtype(np.float32))
+
 def _check_unit(x, name):
     if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)) or not 0 <= x <= 1:
         raise ValueError(f"`{name}` must be a number in [0, 1], got {x!r}")
@@ -75,6 +147,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
             raise ValueError(f"`eps` must be a positive number, got {eps!r}")
         self.eps = float(eps)
         self.sum_tree, self.min_tree = SumTree(self.capacity), MinTree(self.capacity)
+        self._st, self._mt, self._off = self.sum_tree.tree, self.min_tree.tree, self.sum_tree.offsets  # kernel arguments
         self.max_priority = 1.0
 
     @property
@@ -84,30 +157,34 @@ class PrioritizedReplayBuffer(ReplayBuffer):
 
     def _on_write(self, start, B, cap):
         "New slots enter at the running max priority."
-        slots = np.arange(start, start + B, dtype=np.int64) % cap
-        sum_min_tree_update(self.sum_tree.tree, self.min_tree.tree, self.sum_tree.offsets, slots,
-                            np.full(B, self.max_priority ** self.alpha))
+        per_new_slots(self._st, self._mt, self._off, start, B, cap, _pow(self.max_priority, self.alpha))
 
     def sample(self, batch_size: int, rng: np.random.Generator|int|None=None, beta: float|None=None) -> ReplayBatch:
         "Stratified prioritized sample with IS weights (`beta` overrides `self.beta` for this call)."
-        self._check_batch(batch_size)
-        if self.sum_tree.total() <= 0: raise ValueError("`batch_size`: every stored priority is 0, nothing to sample")
+        if type(batch_size) is not int or not 0 < batch_size <= self.size: self._check_batch(batch_size)
+        if not self._st[self._off[-2]] > 0: raise ValueError("`batch_size`: every stored priority is 0, nothing to sample")
         b = self._beta if beta is None else _check_unit(beta, "beta")
-        u = _check_rng(rng, self.rng).random(batch_size)
-        idx, w = np.empty(batch_size, np.int64), np.empty(batch_size)
-        per_sample(self.sum_tree.tree, self.min_tree.tree, self.sum_tree.offsets, u, idx, w)
-        return self._gather(idx, np.power(w, -b, out=w).astype(np.float32))
+        u = (rng if type(rng) is np.random.Generator else _check_rng(rng, self.rng)).random(batch_size)
+        B = batch_size
+        idx, w = np.empty(B, np.int64), np.empty(B, np.float32)
+        if not self._fast_gather:     # memory-saving mode: indices and weights here, rows through _gather
+            ratio = np.empty(B)
+            per_sample(self._st, self._mt, self._off, u, idx, ratio)
+            return self._gather(idx, np.power(ratio, -b, out=ratio).astype(np.float32))
+        o, no, a, o2, no2, a2, r, te, tr, d = self._outputs(B)
+        per_sample_into(self._st, self._mt, self._off, u, b, self._o2, self._no2, self._a2, self.rewards, self.terminated,
+                        self.truncated, self._d, idx, o2, no2, a2, r, te, tr, d, w)
+        return ReplayBatch(o, a, r, no, te, tr, w, idx, d if self.store_discounts else None)
 
     def update_priorities(self, indices, td_errors=None, *, priorities=None):
         "Set priorities to |td_errors| + eps (or to raw non-negative `priorities`) at the sampled `indices`."
         nd = np.ndarray
-        if (priorities is None and type(indices) is nd and type(td_errors) is nd and indices.dtype == np.int64
-                and td_errors.dtype == np.float64 and indices.ndim == 1 and td_errors.shape == indices.shape):
-            pa = np.abs(td_errors); pa += self.eps; np.power(pa, self.alpha, out=pa)    # fast path: exact dtypes
-            pmax = per_write(self.sum_tree.tree, self.min_tree.tree, self.sum_tree.offsets, indices, td_errors, pa,
-                             self.size, self.eps, True)
-            if pmax >= 0:
-                if pmax > self.max_priority: self.max_priority = pmax
+        if (priorities is None and type(indices) is nd and type(td_errors) is nd and indices.dtype is _I64
+                and td_errors.dtype in _TD_DTYPES and indices.ndim == 1 and td_errors.ndim == 1):   # fast path: one call
+            m = per_update_into(self._st, self._mt, self._off, indices, td_errors, self.size, self.alpha, self.eps, True,
+                                self.max_priority)
+            if m > 0:
+                self.max_priority = m
                 return
         if (td_errors is None) == (priorities is None):
             raise ValueError("update_priorities: pass exactly one of `td_errors` and `priorities`")
@@ -117,12 +194,13 @@ class PrioritizedReplayBuffer(ReplayBuffer):
             raise ValueError(f"`indices` must be a 1-D integer array, got dtype {idx.dtype} and shape {idx.shape}")
         if v.shape != idx.shape or v.dtype.kind not in "iuf":
             raise ValueError(f"`{name}` must be a real array of shape {idx.shape}, got dtype {v.dtype} and shape {v.shape}")
-        pmax = per_update(self.sum_tree.tree, self.min_tree.tree, self.sum_tree.offsets, idx.astype(np.int64, copy=False),
-                          v.astype(np.float64, copy=False), self.size, self.alpha, self.eps, priorities is None)
-        if pmax == -1.0: raise ValueError(f"`indices` must lie in [0, {self.size}) (the stored transitions)")
-        if pmax == -2.0: raise ValueError(f"`{name}` must be finite (no NaN or inf)")
-        if pmax == -3.0: raise ValueError("`priorities` must be >= 0")
-        self.max_priority = max(self.max_priority, pmax)
+        m = per_update_into(self._st, self._mt, self._off, idx.astype(np.int64, copy=False),
+                            v.astype(np.float64, copy=False), self.size, self.alpha, self.eps, priorities is None,
+                            self.max_priority)
+        if m == -1.0: raise ValueError(f"`indices` must lie in [0, {self.size}) (the stored transitions)")
+        if m == -2.0: raise ValueError(f"`{name}` must be finite (no NaN or inf)")
+        if m == -3.0: raise ValueError("`priorities` must be >= 0")
+        self.max_priority = m
 
     def set_beta(self, beta: float):
         "Set the importance-sampling exponent (rlox-style alias of `buf.beta = beta`)."
@@ -145,7 +223,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         min_tree_update(self.min_tree.tree, self.min_tree.offsets, i, np.where(p > 0, p, np.inf))
         self.max_priority = float(mp)
 
-# %% ../../nbs/21a_buffers.prioritized.ipynb #c012
+# %% ../../nbs/21a_buffers.prioritized.ipynb #c016
 def linear_beta(step: int, # Current training step
                 total_steps: int, # Step at which beta reaches `beta_final`
                 beta_start: float=0.4, # Beta at step 0
@@ -155,7 +233,7 @@ def linear_beta(step: int, # Current training step
     f = min(max(step / total_steps, 0.0), 1.0)
     return float(beta_start + f * (beta_final - beta_start))
 
-# %% ../../nbs/21a_buffers.prioritized.ipynb #c018
+# %% ../../nbs/21a_buffers.prioritized.ipynb #c022
 def per_reference(td_errors, alpha, beta, eps):
     "Reference probabilities P(i) and max-normalised IS weights from TD errors (NumPy, no trees)."
     p = (np.abs(np.asarray(td_errors, np.float64)) + eps) ** alpha

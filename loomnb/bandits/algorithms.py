@@ -18,8 +18,8 @@ from .core import (WeightSchemaError, WeightHealth, Transition, RLAlgorithmProto
 # %% auto #0
 __all__ = ['ALGORITHMS', 'RECOMMENDED_ALGORITHM', 'AlgorithmParameters', 'BaseBandit', 'EpsilonGreedyBandit', 'ContextualBandit',
            'ridge_scores_ref', 'ridge_scores_kernel', 'sherman_morrison_ref', 'sherman_morrison_kernel',
-           'ridge_update_kernel', 'linucb_select_kernel', 'LinUCBBandit', 'LinearThompsonBandit', 'SoftmaxBandit',
-           'make_algorithm', 'linear_problem', 'simulate']
+           'ridge_update_kernel', 'linucb_select_kernel', 'ridge_rows_finite', 'LinUCBBandit', 'LinearThompsonBandit',
+           'SoftmaxBandit', 'make_algorithm', 'linear_problem', 'simulate']
 
 # %% ../../nbs/91_bandits.algorithms.ipynb #c006
 @dataclass
@@ -327,10 +327,28 @@ def linucb_select_kernel(theta, A_inv, x, acts, alpha, scores, ridge):
         if scores[k] >= best - tol: ties += 1
     return ibest, ties, mu_best < mu_max
 
+@njit(cache=True)
+def ridge_rows_finite(A_inv, b, theta, counts, a):
+    "Whether action `a`'s rows of the ridge arrays are all finite (x - x == 0 fails only for inf and nan)."
+    ok = counts[a] - counts[a] == 0.0
+    for i in range(b.shape[1]):
+        ok = ok and b[a, i] - b[a, i] == 0.0 and theta[a, i] - theta[a, i] == 0.0
+        for j in range(A_inv.shape[2]): ok = ok and A_inv[a, i, j] - A_inv[a, i, j] == 0.0
+    return ok
+
 # %% ../../nbs/91_bandits.algorithms.ipynb #c024
 class _RidgeBandit(BaseBandit):
     schema = {"A_inv": ("K", "d", "d"), "b": ("K", "d"), "theta": ("K", "d"), "counts": ("K",)}
     learnable = ("theta",)
+    def validate_update(self, old, new, action_index):  # one kernel call instead of a check per array
+        try:
+            if type(new) is dict and old and new["n_actions"] == old["n_actions"] and new["dim"] == old["dim"] and \
+               all(type(new[k]) is np.ndarray and new[k].dtype is _F64 and new[k].shape == old[k].shape and new[k].flags.c_contiguous for k in self.schema):
+                if not ridge_rows_finite(new["A_inv"], new["b"], new["theta"], new["counts"], action_index):
+                    raise WeightSchemaError(f"{self.name}: the update of action {action_index} holds non-finite values")
+                return new
+        except KeyError: pass
+        return super().validate_update(old, new, action_index)
     def _scoring_weights(self, weights, x, top):  # no copy per request for a large catalogue: the kernels use the prior
         return self.ensure(weights, x, 0)
     def initial_weights(self, dim, n_actions):
@@ -362,7 +380,10 @@ class LinUCBBandit(_RidgeBandit):
         s = self.scores(w, x, acts); best = s >= s.max() - 1e-12 * max(1.0, abs(s.max()))
         return best / best.sum()
     def predict_sync(self, weights, state_vector, available_actions):
-        w, x, acts = self._inputs(weights, state_vector, available_actions)
+        x = as_state(state_vector)
+        if type(available_actions) is list and available_actions == self._last_list and weights and "theta" in weights \
+           and weights["dim"] == x.size: w, acts = weights, self._last_acts[0]  # the serving hot path: same catalogue, trained model
+        else: w, x, acts = self._inputs(weights, x, available_actions)
         s = np.empty(acts.size)
         i, ties, explored = linucb_select_kernel(w["theta"], w["A_inv"], x, acts, float(self.params.alpha), s, float(self.params.ridge))
         if ties > 1:  # random tie-break (cold start); recompute the exploration flag for the chosen one

@@ -14,8 +14,8 @@ from ..ops.segment_tree import (K, SumTree, MinTree, sum_min_tree_update, sum_tr
 from .replay import ReplayBuffer, ReplayBatch, _check_rng, gather_into
 
 # %% auto #0
-__all__ = ['per_sample', 'per_write', 'per_update', 'sum_min_set', 'per_update_into', 'per_new_slots', 'per_sample_into',
-           'PrioritizedReplayBuffer', 'linear_beta', 'per_reference']
+__all__ = ['per_sample', 'per_write', 'per_update', 'sum_min_set', 'per_update_into', 'per_update_fused', 'per_new_slots',
+           'per_sample_into', 'PrioritizedReplayBuffer', 'linear_beta', 'per_reference']
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #c005
 @njit(cache=True, nogil=True)
@@ -53,13 +53,6 @@ def per_update(sum_tree, min_tree, offsets, indices, values, size, alpha, eps, f
     return per_write(sum_tree, min_tree, offsets, indices, values, pa, size, eps, from_td)
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #c008
-@njit(cache=True, nogil=True, inline="always")
-def _pow(p, alpha):
-    "p ** alpha for p >= 0, as exp(alpha * log p) (0 ** 0 = 1)."
-    if alpha == 1.0: return p
-    if p == 0.0: return 1.0 if alpha == 0.0 else 0.0
-    return math.exp(alpha * math.log(p))
-
 @njit(cache=True, nogil=True)
 def sum_min_set(sum_tree, min_tree, offsets, indices, pa):
     "Set leaves `indices` to `pa` (min tree: +inf where pa is 0) and recompute the ancestors of both trees (raw kernel)."
@@ -88,22 +81,27 @@ def sum_min_set(sum_tree, min_tree, offsets, indices, pa):
             sum_tree[up + p] = s; min_tree[up + p] = m
 
 @njit(cache=True, nogil=True)
-def per_update_into(sum_tree, min_tree, offsets, indices, values, size, alpha, eps, from_td, max_priority):
-    "Check, then write (|td|+eps or values) ** alpha at `indices`: the new max priority, or -1 index / -2 value / -3 negative / -4 length (raw kernel)."
+def per_update_into(sum_tree, min_tree, offsets, indices, values, pa, size, eps, from_td, max_priority):
+    "Check, then write the priorities**alpha `pa` of `values` at `indices`: the new max priority, or -1 index / -2 value / -3 negative / -4 length (raw kernel)."
     B = indices.shape[0]
-    if values.shape[0] != B: return -4.0
-    for b in range(B):
-        if indices[b] < 0 or indices[b] >= size: return -1.0
-        if not np.isfinite(values[b]): return -2.0
-        if not from_td and values[b] < 0: return -3.0
-    pa = np.empty(B)
+    if values.shape[0] != B or pa.shape[0] != B: return -4.0
     pmax = max_priority
     for b in range(B):
-        p = abs(values[b]) + eps if from_td else float(values[b])
-        pmax = p if p > pmax else pmax
-        pa[b] = _pow(p, alpha)
+        if indices[b] < 0 or indices[b] >= size: return -1.0
+        v = values[b]
+        if not np.isfinite(v): return -2.0
+        if from_td: v = abs(v) + eps
+        elif v < 0: return -3.0
+        pmax = max(pmax, v)
     sum_min_set(sum_tree, min_tree, offsets, indices, pa)
     return pmax
+
+def per_update_fused(sum_tree, min_tree, offsets, indices, values, size, alpha, eps, from_td, max_priority):
+    "NumPy's vectorised (|td|+eps or values) ** alpha, then `per_update_into`: the new max priority or an error code."
+    pa = np.abs(values)
+    if from_td: pa += eps
+    np.power(pa, alpha, out=pa)
+    return per_update_into(sum_tree, min_tree, offsets, indices, values, pa, size, eps, from_td, max_priority)
 
 @njit(cache=True, nogil=True)
 def per_new_slots(sum_tree, min_tree, offsets, start, B, cap, pa):
@@ -157,7 +155,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
 
     def _on_write(self, start, B, cap):
         "New slots enter at the running max priority."
-        per_new_slots(self._st, self._mt, self._off, start, B, cap, _pow(self.max_priority, self.alpha))
+        per_new_slots(self._st, self._mt, self._off, start, B, cap, self.max_priority ** self.alpha)
 
     def sample(self, batch_size: int, rng: np.random.Generator|int|None=None, beta: float|None=None) -> ReplayBatch:
         "Stratified prioritized sample with IS weights (`beta` overrides `self.beta` for this call)."
@@ -181,7 +179,8 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         nd = np.ndarray
         if (priorities is None and type(indices) is nd and type(td_errors) is nd and indices.dtype is _I64
                 and td_errors.dtype in _TD_DTYPES and indices.ndim == 1 and td_errors.ndim == 1):   # fast path: one call
-            m = per_update_into(self._st, self._mt, self._off, indices, td_errors, self.size, self.alpha, self.eps, True,
+            pa = np.abs(td_errors, dtype=np.float64); pa += self.eps; np.power(pa, self.alpha, out=pa)
+            m = per_update_into(self._st, self._mt, self._off, indices, td_errors, pa, self.size, self.eps, True,
                                 self.max_priority)
             if m > 0:
                 self.max_priority = m
@@ -194,9 +193,9 @@ class PrioritizedReplayBuffer(ReplayBuffer):
             raise ValueError(f"`indices` must be a 1-D integer array, got dtype {idx.dtype} and shape {idx.shape}")
         if v.shape != idx.shape or v.dtype.kind not in "iuf":
             raise ValueError(f"`{name}` must be a real array of shape {idx.shape}, got dtype {v.dtype} and shape {v.shape}")
-        m = per_update_into(self._st, self._mt, self._off, idx.astype(np.int64, copy=False),
-                            v.astype(np.float64, copy=False), self.size, self.alpha, self.eps, priorities is None,
-                            self.max_priority)
+        m = per_update_fused(self._st, self._mt, self._off, idx.astype(np.int64, copy=False),
+                             v.astype(np.float64, copy=False), self.size, self.alpha, self.eps, priorities is None,
+                             self.max_priority)
         if m == -1.0: raise ValueError(f"`indices` must lie in [0, {self.size}) (the stored transitions)")
         if m == -2.0: raise ValueError(f"`{name}` must be finite (no NaN or inf)")
         if m == -3.0: raise ValueError("`priorities` must be >= 0")

@@ -225,13 +225,42 @@ def _median(xs):
     n = len(xs); return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
-def _boot_ci(xs, n_boot=10_000, seed=0):
+def _ci(xs, statistic):
+    "Point value and 95% stratified-bootstrap CI (loomnb.eval_stats, 10k replicates) of `statistic` over seeds."
     import numpy as np
+    from loomnb.eval_stats import stratified_bootstrap_ci
     xs = np.asarray([x for x in xs if x == x], float)
     if len(xs) == 0: return (float("nan"),) * 3
-    rng = np.random.default_rng(seed)
-    means = rng.choice(xs, (n_boot, len(xs))).mean(1)
-    return float(xs.mean()), float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
+    lo, hi = stratified_bootstrap_ci(xs, statistic, 10_000, 0.95, 0)
+    return float(statistic(xs)), lo, hi
+
+
+def summarize(results, env, libs):
+    "Print the medians table (and, off CartPole, the final-return CIs) of a list of per-run records."
+    by = {l: [r for r in results if r["lib"] == l] for l in libs}
+    base = by.get("sb3") or []
+    total = max((r.get("timesteps") or r["steps"] for r in results), default=0)
+    print(f"\n{env}, {max(len(v) for v in by.values())} seeds, budget {total} steps, medians (ratio vs sb3):")
+    print(f"{'lib':8s} {'solved':>7s} {'solve_s':>9s} {'ratio':>6s} {'solve_steps':>11s} {'steps/s':>8s} {'ratio':>6s} {'rss_MB':>7s} {'ratio':>6s} {'anon':>6s} {'file':>6s}")
+    ms = lambda rs, k: _median([r.get(k) for r in rs])
+    for l, rs in by.items():
+        if not rs: continue
+        row = [ms(rs, "solve_s"), ms(rs, "solve_steps"), ms(rs, "sps"), ms(rs, "rss_mb")]
+        b = [ms(base, k) for k in ("solve_s", "solve_steps", "sps", "rss_mb")] if base else [float("nan")] * 4
+        solved = sum(r["solve_s"] is not None for r in rs)
+        print(f"{l:8s} {solved:>3d}/{len(rs):<3d} {row[0]:9.2f} {row[0] / b[0]:6.2f} {row[1]:11.0f} {row[2]:8.0f} "
+              f"{row[2] / b[2]:6.2f} {row[3]:7.0f} {row[3] / b[3]:6.2f} {ms(rs, 'rss_anon_mb'):6.0f} {ms(rs, 'rss_file_mb'):6.0f}")
+    loads = [x for r in results for x in (r.get("load_start"), r.get("load_end")) if x is not None]
+    if loads: print(f"load average during the runs: {min(loads):.1f}-{max(loads):.1f}")
+    if env != "CartPole-v1":
+        from loomnb.eval_stats import aggregate_mean, interquartile_mean
+        print("\nfinal deterministic eval return (10 episodes per seed); mean and IQM over seeds [95% stratified bootstrap CI]:")
+        for l, rs in by.items():
+            ev = [r["eval"] for r in rs]
+            m, lo, hi = _ci(ev, aggregate_mean); q, qlo, qhi = _ci(ev, interquartile_mean)
+            sde = " (gSDE)" if any(r.get("sb3_use_sde") for r in rs) else ""
+            print(f"{l + sde:14s} mean {m:8.1f} [{lo:.1f}, {hi:.1f}]  IQM {q:8.1f} [{qlo:.1f}, {qhi:.1f}]  "
+                  f"per seed {', '.join(f'{x:.1f}' for x in ev)}")
 
 
 def main(argv=None):
@@ -245,12 +274,16 @@ def main(argv=None):
     ap.add_argument("--no-sde", action="store_true", help="run SB3 without gSDE on Pendulum (the zoo uses it)")
     ap.add_argument("--rss-breakdown", action="store_true", help="print VmHWM after each stage (CartPole) and exit")
     ap.add_argument("--worker", nargs=3, metavar=("LIB", "SEED", "TOTAL"), help=argparse.SUPPRESS)
+    ap.add_argument("--summarize", default=None, metavar="JSON", help="print the tables of a saved --json file and exit")
     ap.add_argument("--stage-worker", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
         lib, seed, total = a.worker
         return worker(lib, a.env, int(seed), int(total), not a.full, a.no_sde)
     if a.stage_worker: return stage_worker(a.stage_worker)
+    if a.summarize:
+        with open(a.summarize) as f: rs = json.load(f)
+        return summarize(rs, rs[0]["env"], list(dict.fromkeys(r["lib"] for r in rs)))
     libs = a.libs.split(",")
     for l in libs:
         if l not in RUNNERS: ap.error(f"unknown library {l!r}; choose from {list(RUNNERS)}")
@@ -275,25 +308,7 @@ def main(argv=None):
                   f"(anon {r['rss_anon_mb']:.0f}, file {r['rss_file_mb']:.0f}), load {r['load_start']:.1f}-{r['load_end']:.1f}", flush=True)
             if a.json:  # after every run, so a stopped bench keeps what it measured
                 with open(a.json, "w") as f: json.dump(results, f, indent=1)
-    by = {l: [r for r in results if r["lib"] == l] for l in libs}
-    base = by.get("sb3") or []
-    print(f"\n{a.env}, {a.seeds} seeds, budget {total} steps, medians (ratio vs sb3):")
-    print(f"{'lib':8s} {'solved':>7s} {'solve_s':>9s} {'ratio':>6s} {'solve_steps':>11s} {'steps/s':>8s} {'ratio':>6s} {'rss_MB':>7s} {'ratio':>6s} {'anon':>6s} {'file':>6s}")
-    ms = lambda rs, k: _median([r[k] for r in rs])
-    for l, rs in by.items():
-        if not rs: continue
-        row = [ms(rs, "solve_s"), ms(rs, "solve_steps"), ms(rs, "sps"), ms(rs, "rss_mb")]
-        b = [ms(base, k) for k in ("solve_s", "solve_steps", "sps", "rss_mb")] if base else [float("nan")] * 4
-        solved = sum(r["solve_s"] is not None for r in rs)
-        print(f"{l:8s} {solved:>3d}/{len(rs):<3d} {row[0]:9.2f} {row[0] / b[0]:6.2f} {row[1]:11.0f} {row[2]:8.0f} "
-              f"{row[2] / b[2]:6.2f} {row[3]:7.0f} {row[3] / b[3]:6.2f} {ms(rs, 'rss_anon_mb'):6.0f} {ms(rs, 'rss_file_mb'):6.0f}")
-    loads = [x for r in results for x in (r["load_start"], r["load_end"])]
-    if loads: print(f"load average during the runs: {min(loads):.1f}-{max(loads):.1f}")
-    if a.env != "CartPole-v1":
-        print("\nfinal deterministic eval return (10 episodes), mean [95% bootstrap CI] over seeds:")
-        for l, rs in by.items():
-            m, lo, hi = _boot_ci([r["eval"] for r in rs])
-            print(f"{l:8s} {m:9.1f} [{lo:.1f}, {hi:.1f}]")
+    summarize(results, a.env, libs)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ Docs: https://loomorg.github.io/loomnb/buffers.tokens.html.md"""
 
 # %% ../../nbs/24_buffers.tokens.ipynb #c002
 from __future__ import annotations
+import json, os, tempfile, zipfile
+from pathlib import Path
 from typing import NamedTuple
 import numpy as np
 from numba import njit
@@ -198,3 +200,64 @@ def padded_reference(store: VarLenStore, indices, pad_id=0):
     L = max(len(s["tokens"]) for s in seqs)
     tok = np.array([list(s["tokens"]) + [pad_id] * (L - len(s["tokens"])) for s in seqs])
     return tok, {k: np.array([list(s[k]) + [0.0] * (L - len(s[k])) for s in seqs]) for k in store.token_field_names}
+
+# %% ../../nbs/24_buffers.tokens.ipynb #c021
+_FORMAT, _VERSION = "loomnb.varlen", 1
+
+def _save_store(self, path):
+    "Write the store to `path` (.npz, no pickle, atomic rename); `VarLenStore.load` reads it back."
+    n, T = self._n, self.num_tokens
+    meta = dict(format=_FORMAT, version=_VERSION, token_dtype=self.token_dtype.str, n=n, num_tokens=T,
+                token_fields=list(self.token_field_names), seq_fields=list(self.seq_field_names))
+    arr = {"tokens": self._tok[:T], "offsets": self._off[:n + 1]}
+    arr.update({f"token_field_{j}": self._tf[k][:T] for j, k in enumerate(self.token_field_names)})
+    arr.update({f"seq_field_{j}": self._sf[k][:n] for j, k in enumerate(self.seq_field_names)})
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh: np.savez(fh, __meta__=np.array(json.dumps(meta)), **arr)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp): os.unlink(tmp)
+        raise
+
+def _read_store(path) -> tuple[dict, dict]:
+    "Header and arrays of a saved store, with the format checks; ValueError on anything unexpected."
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["__meta__"])); arr = {k: z[k] for k in z.files if k != "__meta__"}
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise ValueError(f"`path` {str(path)!r} is not a readable loomnb token store: {e}") from e
+    if not isinstance(meta, dict) or meta.get("format") != _FORMAT or meta.get("version") != _VERSION:
+        got = meta.get("format") if isinstance(meta, dict) else meta
+        raise ValueError(f"`path`: format {got!r} is not {_FORMAT} v{_VERSION}")
+    return meta, arr
+
+# %% ../../nbs/24_buffers.tokens.ipynb #c022
+def _load_store(cls, path) -> "VarLenStore":
+    "Rebuild a store saved with `save`, validating the file first (ValueError if it does not check out)."
+    meta, arr = _read_store(path)
+    try:
+        tf, sf, n, T = list(meta["token_fields"]), list(meta["seq_fields"]), meta["n"], meta["num_tokens"]
+        st = cls(tf, sf, np.dtype(meta["token_dtype"]))
+    except (KeyError, TypeError, ValueError) as e: raise ValueError(f"`path`: bad or missing header field: {e}") from e
+    if not all(isinstance(k, str) for k in tf + sf): raise ValueError("`path`: field names must be strings")
+    if not (type(n) is int and type(T) is int and 0 <= n <= T): raise ValueError(f"`path`: bad counts n={n!r}, num_tokens={T!r}")
+    want = {"tokens": ((T,), st.token_dtype), "offsets": ((n + 1,), np.dtype(np.int64))}
+    want.update({f"token_field_{j}": ((T,), np.dtype(np.float32)) for j in range(len(tf))})
+    want.update({f"seq_field_{j}": ((n,), np.dtype(np.float32)) for j in range(len(sf))})
+    if set(arr) - set(want): raise ValueError(f"`path`: unexpected arrays {sorted(set(arr) - set(want))}")
+    for k, (shape, dt) in want.items():
+        if k not in arr: raise ValueError(f"`path`: array `{k}` is missing")
+        if arr[k].shape != shape or arr[k].dtype != dt:
+            raise ValueError(f"`path`: array `{k}` has shape {arr[k].shape} and dtype {arr[k].dtype}, expected {shape} and {dt}")
+        if dt.kind == "f" and not np.isfinite(arr[k]).all(): raise ValueError(f"`path`: array `{k}` holds NaN or inf")
+    off = arr["offsets"]
+    if off[0] != 0 or off[-1] != T or (np.diff(off) <= 0).any():
+        raise ValueError("`path`: `offsets` must start at 0, grow strictly (no empty sequence) and end at num_tokens")
+    st._tok, st._off, st._n = arr["tokens"].copy(), off.copy(), n
+    st._tf = {k: arr[f"token_field_{j}"].copy() for j, k in enumerate(tf)}
+    st._sf = {k: arr[f"seq_field_{j}"].copy() for j, k in enumerate(sf)}
+    return st
+
+VarLenStore.save, VarLenStore.load = _save_store, classmethod(_load_store)

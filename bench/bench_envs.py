@@ -54,39 +54,15 @@ def _gym_vector(n, seed):
     return env.step, np.int64, env.close
 
 
-def _par_kernel():
-    "A `prange` twin of loomnb's serial CartPole step kernel, built from the same per-copy functions."
-    from numba import njit, prange
-    from loomnb.envs.core import _step_views, _step_end, _episode_bookkeeping, _NEEDS_RESET, _BAD
-    from loomnb.envs.classic import _cartpole_dynamics, _cartpole_reset_one, _copy_obs
-
-    @njit(parallel=True)
-    def cartpole_step_par(mem, actions):
-        state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
-        if s < 0: return _NEEDS_RESET
-        n = state.shape[0]
-        for i in range(n):
-            if actions[i] < 0 or actions[i] > 1: return _BAD + i
-        nd = 0
-        for i in prange(n):
-            r, te = _cartpole_dynamics(state, i, actions[i], params)
-            _copy_obs(state, i, final_obs, 4)
-            if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
-                _cartpole_reset_one(state, rng, i, params); nd += 1
-            _copy_obs(state, i, obs, 4)
-        return _step_end(mem, s, nd > 0)
-    return cartpole_step_par
-
-
 def parallel_probe(sizes, repeats, seconds, seed=0):
-    "Microseconds per kernel call of the serial step kernel and of its prange twin at each N (checked bit-identical first)."
+    "Microseconds per kernel call of the serial CartPole step kernel and of its prange twin at each N (checked bit-identical first)."
     import numba
     from loomnb.envs.classic import CartPoleVecEnv
-    par = _par_kernel(); rows = []
+    rows = []
     for n in sizes:
         ser_env, par_env = CartPoleVecEnv(n, seed=seed), CartPoleVecEnv(n, seed=seed)
-        ser_env.reset(); par_env.reset()
-        ser, pk = ser_env._ep, par.compile((numba.typeof(par_env._mem), numba.types.Array(numba.int64, 1, "A")))
+        ser_env.set_parallel(False); par_env.set_parallel(True); ser_env.reset(); par_env.reset()
+        ser, pk = ser_env._ep, par_env._ep   # the compiled entry points `step` calls (the parallel one behind its lock)
         acts = np.random.default_rng(seed).integers(0, 2, (300, n))
         for a in acts:   # bit-identical outputs and states, autoresets included
             assert ser(ser_env._mem, a) == pk(par_env._mem, a)

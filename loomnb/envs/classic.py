@@ -8,15 +8,16 @@ Docs: https://loomorg.github.io/loomnb/envs.classic.html.md"""
 from __future__ import annotations
 import math
 import numpy as np
-from numba import njit
+from numba import njit, prange
 from gymnasium import spaces
 from .core import NativeVecEnv, EnvSpec, pcg64_uniform, _episode_bookkeeping, _step_views, _step_end, _NEEDS_RESET, _BAD
 
 # %% auto #0
-__all__ = ['compare_with_gymnasium', 'cartpole_step_kernel', 'cartpole_reset_kernel', 'CartPoleVecEnv', 'acrobot_step_kernel',
-           'acrobot_reset_kernel', 'AcrobotVecEnv', 'mountaincar_step_kernel', 'mountaincar_reset_kernel',
-           'MountainCarVecEnv', 'pendulum_step_kernel', 'pendulum_reset_kernel', 'PendulumVecEnv',
-           'mountaincarcont_step_kernel', 'mountaincarcont_reset_kernel', 'MountainCarContinuousVecEnv']
+__all__ = ['compare_with_gymnasium', 'cartpole_step_kernel', 'cartpole_step_kernel_parallel', 'cartpole_reset_kernel',
+           'CartPoleVecEnv', 'acrobot_step_kernel', 'acrobot_reset_kernel', 'AcrobotVecEnv', 'mountaincar_step_kernel',
+           'mountaincar_reset_kernel', 'MountainCarVecEnv', 'pendulum_step_kernel', 'pendulum_reset_kernel',
+           'PendulumVecEnv', 'mountaincarcont_step_kernel', 'mountaincarcont_reset_kernel',
+           'MountainCarContinuousVecEnv']
 
 # %% ../../nbs/31_envs.classic.ipynb #c005
 def compare_with_gymnasium(env_id: str, # Native id, also used for gymnasium.make
@@ -95,6 +96,24 @@ def cartpole_step_kernel(mem, actions):
         _copy_obs(state, i, obs, 4)
     return _step_end(mem, s, ended)
 
+@njit(cache=True, parallel=True)
+def cartpole_step_kernel_parallel(mem, actions):
+    "`cartpole_step_kernel` with the copies spread over threads (`prange`); identical results."
+    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
+    if s < 0: return _NEEDS_RESET
+    n = state.shape[0]
+    for i in range(n):
+        if actions[i] < 0 or actions[i] > 1: return _BAD + i
+    n_ended = 0
+    for i in prange(n):
+        r, te = _cartpole_dynamics(state, i, actions[i], params)
+        _copy_obs(state, i, final_obs, 4)
+        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
+            _cartpole_reset_one(state, rng, i, params)
+            n_ended += 1
+        _copy_obs(state, i, obs, 4)
+    return _step_end(mem, s, n_ended > 0)
+
 @njit(cache=True)
 def cartpole_reset_kernel(state, t, ret, rng, params, mask, obs):
     "Reset the CartPoles where `mask`; write all observations."
@@ -108,6 +127,7 @@ class CartPoleVecEnv(NativeVecEnv):
     "N CartPole-v1 copies stepped by one Numba kernel call."
     state_dim = 4
     step_kernel = cartpole_step_kernel
+    step_kernel_parallel = cartpole_step_kernel_parallel
     reset_kernel = cartpole_reset_kernel
     _high = np.array([4.8, np.inf, _CP_THETA * 2, np.inf], dtype=np.float32)
     single_observation_space = spaces.Box(-_high, _high, dtype=np.float32)

@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/envs.core.html.md"""
 
 # %% ../../nbs/30_envs.core.ipynb #c002
 from __future__ import annotations
-import dataclasses, hashlib, json, math
+import dataclasses, hashlib, json, math, threading
 from dataclasses import dataclass, field
 import numpy as np
 import numba
@@ -210,12 +210,21 @@ def _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep
 # %% ../../nbs/30_envs.core.ipynb #c021
 _F32, _F64, _I64, _B = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_)
 _ND = np.ndarray
+_PAR_LOCK = threading.Lock()
+
+def _locked(kernel):
+    "Serialise calls of a parallel kernel: Numba's workqueue threading layer aborts on concurrent parallel launches."
+    def call(mem, a):
+        with _PAR_LOCK: return kernel(mem, a)
+    return call
 
 class NativeVecEnv(VecEnv):
     "Base class of Numba-native vector envs: one memory block, one compiled kernel call per `step`."
     state_dim: int = 0
     step_kernel = None   # njit kernel (mem, actions) -> status, see above
     reset_kernel = None  # njit kernel (state, t, ret, rng, params, mask, obs)
+    step_kernel_parallel = None   # optional prange twin of step_kernel (bit-identical), used when N >= parallel_min_envs
+    parallel_min_envs = 4096      # measured with `bench_envs.py --parallel-probe`, see loomnb.envs.classic
 
     def __init__(self, num_envs: int, seed: int | None, spec: EnvSpec, params: np.ndarray, max_episode_steps: int | None):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
@@ -235,8 +244,21 @@ class NativeVecEnv(VecEnv):
         sp = self.single_action_space   # hot-path constants: the action type that needs no conversion, its entry point
         self._ashape = (n,) if isinstance(sp, spaces.Discrete) else (n, *sp.shape)
         self._adtype = _I64 if isinstance(sp, spaces.Discrete) else _F32
+        self._parallel = None
         self._eps = {}
         self._ep = self._entry(self._adtype)
+
+    def set_parallel(self, parallel: bool | None, # True/False forces the prange/serial kernel; None picks by `parallel_min_envs`
+                    ):
+        "Choose the serial or the parallel step kernel (both give identical results)."
+        if parallel and self.step_kernel_parallel is None: raise ValueError(f"{self.name}: has no parallel step kernel")
+        self._parallel = parallel; self._eps = {}; self._ep = self._entry(self._adtype)
+
+    @property
+    def parallel(self) -> bool:
+        "Whether `step` runs the prange kernel."
+        if self.step_kernel_parallel is None: return False
+        return self.num_envs >= self.parallel_min_envs if self._parallel is None else bool(self._parallel)
 
     def _build_views(self):
         "NumPy views of `mem`: persistent arrays, the two output slots and their no-episode-ended results."
@@ -279,8 +301,10 @@ class NativeVecEnv(VecEnv):
         ep = self._eps.get(adtype)
         if ep is None:
             sig = (numba.typeof(self._mem), numba.types.Array(numba.from_dtype(adtype), len(self._ashape), "A"))
-            try: ep = type(self).step_kernel.compile(sig)
-            except Exception: ep = type(self).step_kernel   # fall back to the dispatcher
+            k = type(self).step_kernel_parallel if self.parallel else type(self).step_kernel
+            try: ep = k.compile(sig)
+            except Exception: ep = k   # fall back to the dispatcher
+            if self.parallel: ep = _locked(ep)
             self._eps[adtype] = ep
         return ep
 

@@ -224,7 +224,7 @@ class NativeVecEnv(VecEnv):
     step_kernel = None   # njit kernel (mem, actions) -> status, see above
     reset_kernel = None  # njit kernel (state, t, ret, rng, params, mask, obs)
     step_kernel_parallel = None   # optional prange twin of step_kernel (bit-identical), used when N >= parallel_min_envs
-    parallel_min_envs = 4096      # measured with `bench_envs.py --parallel-probe`, see loomnb.envs.classic
+    parallel_min_envs = 16384     # measured with `bench_envs.py --parallel-probe`, see loomnb.envs.classic
 
     def __init__(self, num_envs: int, seed: int | None, spec: EnvSpec, params: np.ndarray, max_episode_steps: int | None):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:

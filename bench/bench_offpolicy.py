@@ -44,9 +44,11 @@ def run_loomnb(algo, seed, total):
     from loomnb.eval import evaluate
     t = TASKS[algo]
     tr = Trainer(algo, env=t["env"], seed=seed, config=t["loomnb"], device="cpu")
-    t0 = time.perf_counter(); tr.train(total); wall = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), time.process_time(); tr.train(total)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     ev = evaluate(tr, t["env"], n_episodes=10, seed=10_000 + seed)
-    return dict(steps=tr.state.global_step, wall=wall, sps=tr.state.global_step / wall, eval=ev.mean)
+    return dict(steps=tr.state.global_step, wall=wall, cpu=cpu, sps=tr.state.global_step / wall,
+                sps_cpu=tr.state.global_step / cpu, eval=ev.mean)
 
 
 def run_sb3(algo, seed, total):
@@ -69,10 +71,12 @@ def run_sb3(algo, seed, total):
         model = TD3("MlpPolicy", env, gamma=0.98, buffer_size=200_000, learning_starts=10_000,
                     action_noise=NormalActionNoise(np.zeros(n), 0.1 * np.ones(n)), gradient_steps=1, train_freq=1,
                     learning_rate=1e-3, policy_kwargs=dict(net_arch=[400, 300]), seed=seed, device="cpu")
-    t0 = time.perf_counter(); model.learn(total); wall = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), time.process_time(); model.learn(total)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     ev_env = gym.make(t["env"]); ev_env.reset(seed=10_000 + seed)
     ev = float(evaluate_policy(model, ev_env, n_eval_episodes=10, deterministic=True)[0])
-    return dict(steps=model.num_timesteps, wall=wall, sps=model.num_timesteps / wall, eval=ev)
+    return dict(steps=model.num_timesteps, wall=wall, cpu=cpu, sps=model.num_timesteps / wall,
+                sps_cpu=model.num_timesteps / cpu, eval=ev)
 
 
 RUNNERS = {"loomnb": run_loomnb, "sb3": run_sb3}
@@ -127,7 +131,7 @@ def worker(lib, algo, seed, total):
     import torch
     torch.set_num_threads(1)
     r = RUNNERS[lib](algo, seed, total)
-    r.update(lib=lib, seed=seed, algo=algo, rss_mb=_rss_mb())
+    r.update(lib=lib, seed=seed, algo=algo, rss_mb=_rss_mb(), load1=os.getloadavg()[0])
     print("RESULT " + json.dumps(r), flush=True)
 
 
@@ -152,24 +156,27 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--algo", default="sac", choices=sorted(TASKS))
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--first-seed", type=int, default=0, help="seeds are first_seed, ..., first_seed + seeds - 1")
     ap.add_argument("--libs", default="loomnb,sb3")
     ap.add_argument("--timesteps", type=int, default=None)
     ap.add_argument("--json", default=None, help="also write all results to this file")
     ap.add_argument("--speed", nargs=2, type=int, metavar=("CHUNK", "REPEATS"),
                     help="speed only: both libraries in one process, alternating CHUNK-step training chunks")
+    ap.add_argument("--table", default=None, help="print the summary table of a JSON file written by --json")
     ap.add_argument("--worker", nargs=3, metavar=("LIB", "SEED", "TOTAL"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
         lib, seed, total = a.worker
         return worker(lib, a.algo, int(seed), int(total))
     if a.speed: return speed(a.algo, *a.speed)
+    if a.table:
+        d = json.load(open(a.table)); return summary(d["algo"], d["results"], total=d["total"])
     libs = a.libs.split(",")
     for l in libs:
         if l not in RUNNERS: ap.error(f"unknown library {l!r}; choose from {list(RUNNERS)}")
-    task = TASKS[a.algo]
-    total = a.timesteps or task["timesteps"]
+    total = a.timesteps or TASKS[a.algo]["timesteps"]
     results = []
-    for seed in range(a.seeds):
+    for seed in range(a.first_seed, a.first_seed + a.seeds):
         order = libs[seed % len(libs):] + libs[:seed % len(libs)]
         for lib in order:
             cmd = [sys.executable, __file__, "--algo", a.algo, "--worker", lib, str(seed), str(total)]
@@ -178,20 +185,30 @@ def main(argv=None):
             if p.returncode or not line:
                 print(f"[{lib} seed {seed}] FAILED rc={p.returncode}\n{p.stderr[-2000:]}", file=sys.stderr); continue
             r = json.loads(line[-1][7:]); results.append(r)
-            print(f"[{lib:6s} seed {seed}] eval {r['eval']:8.1f}, {r['sps']:7.0f} steps/s, wall {r['wall']:6.1f} s, "
-                  f"rss {r['rss_mb']:.0f} MB", flush=True)
-    if a.json:
-        with open(a.json, "w") as f: json.dump(results, f, indent=1)
+            print(f"[{lib:6s} seed {seed}] eval {r['eval']:8.1f}, {r['sps']:7.0f} steps/s ({r['sps_cpu']:.0f} per "
+                  f"CPU-s), wall {r['wall']:6.1f} s, rss {r['rss_mb']:.0f} MB, load {r['load1']:.2f}", flush=True)
+            if a.json:   # written after every run, so an interrupted bench keeps what it finished
+                with open(a.json, "w") as f: json.dump(dict(algo=a.algo, total=total, results=results), f, indent=1)
+    summary(a.algo, results, libs, a.seeds, total)
+
+
+def summary(algo, results, libs=("loomnb", "sb3"), seeds=None, total=None):
+    "Print the table: IQM return with 95% bootstrap CI, steps/s (wall and per CPU-second) and peak RSS per library."
+    task = TASKS[algo]
     by = {l: [r for r in results if r["lib"] == l] for l in libs}
     base = by.get("sb3") or []
-    bs, br = _median([r["sps"] for r in base]), _median([r["rss_mb"] for r in base])
-    print(f"\n{a.algo} on {task['env']}, {a.seeds} seeds, {total} steps (zoo reference {task['zoo']}):")
-    print(f"{'lib':8s} {'IQM return':>11s} {'95% CI':>20s} {'steps/s':>8s} {'vs sb3':>7s} {'rss_MB':>7s} {'vs sb3':>7s}")
+    med = lambda rs, k: _median([r.get(k) for r in rs])
+    bs, bc, br = med(base, "sps"), med(base, "sps_cpu"), med(base, "rss_mb")
+    n = seeds or max(len(v) for v in by.values())
+    print(f"\n{algo} on {task['env']}, {n} seeds, {total or task['timesteps']} steps (zoo reference {task['zoo']}):")
+    print(f"{'lib':8s} {'IQM return':>11s} {'95% CI':>20s} {'steps/s':>8s} {'vs sb3':>7s} {'/CPU-s':>7s} {'vs sb3':>7s} "
+          f"{'rss_MB':>7s} {'vs sb3':>7s} {'load':>5s}")
     for l, rs in by.items():
         if not rs: continue
         m, lo, hi = _iqm_ci([r["eval"] for r in rs])
-        s, rss = _median([r["sps"] for r in rs]), _median([r["rss_mb"] for r in rs])
-        print(f"{l:8s} {m:11.1f} {f'[{lo:.1f}, {hi:.1f}]':>20s} {s:8.0f} {s / bs:7.2f} {rss:7.0f} {rss / br:7.2f}")
+        s, c, rss, ld = med(rs, "sps"), med(rs, "sps_cpu"), med(rs, "rss_mb"), med(rs, "load1")
+        print(f"{l:8s} {m:11.1f} {f'[{lo:.1f}, {hi:.1f}]':>20s} {s:8.0f} {s / bs:7.2f} {c:7.0f} {c / bc:7.2f} "
+              f"{rss:7.0f} {rss / br:7.2f} {ld:5.2f}")
 
 
 if __name__ == "__main__":

@@ -16,9 +16,12 @@ from .core import Config, ConfigError
 from .learner import Algorithm, TrainState
 from .buffers.replay import ReplayBuffer, ReplayBatch
 from .qnets import polyak_update, target_copy
+from .nets import make_adam
+from torch.optim.optimizer import _global_optimizer_pre_hooks as _GLOBAL_PRE, _global_optimizer_post_hooks as _GLOBAL_POST
 
 # %% auto #0
-__all__ = ['OffPolicyConfig', 'ActionScaler', 'TorchBatch', 'to_torch', 'sample_batches', 'make_adam', 'OffPolicyAlgorithm']
+__all__ = ['OffPolicyConfig', 'ActionScaler', 'TorchBatch', 'to_torch', 'sample_batches', 'step_fast', 'clear_grads',
+           'OffPolicyAlgorithm']
 
 # %% ../nbs/39_offpolicy.ipynb #c005
 @dataclass
@@ -109,6 +112,7 @@ def sample_batches(buffer: ReplayBuffer, # Buffer to sample from (uniform)
                    device: torch.device, # Training device
                   ) -> list[TorchBatch]:
     "`n` uniform minibatches drawn with one buffer call and one conversion (more calls only while the buffer is small)."
+    if n == 1: return [to_torch(buffer.sample(batch_size, rng), gamma, device)]
     per_call = max(1, len(buffer) // batch_size)   # the buffer draws at most len(buffer) rows per call
     out = []
     for start in range(0, n, per_call):
@@ -122,15 +126,18 @@ def sample_batches(buffer: ReplayBuffer, # Buffer to sample from (uniform)
     return out
 
 # %% ../nbs/39_offpolicy.ipynb #c016
-def make_adam(params, # Parameters (iterable of tensors)
-              lr: float, # Learning rate
-             ) -> torch.optim.Adam:
-    "Adam with the fused kernel where supported, else the foreach implementation."
-    params = list(params)
-    try: return torch.optim.Adam(params, lr=lr, fused=True)
-    except (RuntimeError, TypeError, ValueError): return torch.optim.Adam(params, lr=lr, foreach=True)
+def step_fast(opt: torch.optim.Optimizer) -> None:
+    "`opt.step()` without PyTorch's profiling/hook wrapper when no step hooks are registered (same update)."
+    raw = getattr(type(opt).step, "__wrapped__", None)
+    hooks = opt._optimizer_step_pre_hooks or opt._optimizer_step_post_hooks or _GLOBAL_PRE or _GLOBAL_POST
+    if raw is None or hooks: opt.step()
+    else: raw(opt)
 
-# %% ../nbs/39_offpolicy.ipynb #c019
+def clear_grads(params: list) -> None:
+    "Set `.grad = None` on every tensor of `params` (a cached list)."
+    for p in params: p.grad = None
+
+# %% ../nbs/39_offpolicy.ipynb #c020
 def _obs_dim(space) -> int:
     if not isinstance(space, spaces.Box):
         raise ValueError(f"off-policy algorithms need a Box observation space, got {space}")
@@ -177,7 +184,7 @@ class OffPolicyAlgorithm(Algorithm):
 
     def _on_env_step(self, state, step: int): "Hook after each vector step (DQN: target updates)."
 
-# %% ../nbs/39_offpolicy.ipynb #c021
+# %% ../nbs/39_offpolicy.ipynb #c022
 def _collect(self, state: TrainState, # Trainer state (global_step and episode records are updated)
              on_step=None, # Called after each vector step with its index; False stops early
             ) -> dict:
@@ -220,13 +227,27 @@ def _predict(self, obs, # Observations [B, *obs_shape]
 
 OffPolicyAlgorithm.collect, OffPolicyAlgorithm.update, OffPolicyAlgorithm.predict = _collect, _update, _predict
 
-# %% ../nbs/39_offpolicy.ipynb #c023
+# %% ../nbs/39_offpolicy.ipynb #c024
+_WRITER_ARRAYS = ("_obs", "_act", "_rew", "_last_next", "count")   # NStepWriter's pending steps and per-env counts
+
+def _writer_state(w) -> dict:
+    "Pending steps and counters of an n-step writer (copies)."
+    return {"arrays": {k: np.array(getattr(w, k)) for k in _WRITER_ARRAYS}, "t": int(w.t), "n": int(w.n), "N": int(w.N)}
+
+def _load_writer_state(w, d: dict):
+    "Restore `_writer_state` into a writer built with the same n and env count."
+    if (d["n"], d["N"]) != (w.n, w.N):
+        raise ValueError(f"checkpoint's n-step writer has n={d['n']}, num_envs={d['N']}; this run has n={w.n}, num_envs={w.N}")
+    for k in _WRITER_ARRAYS: getattr(w, k)[...] = d["arrays"][k]
+    w.t = int(d["t"])
+
 def _state_dict(self) -> dict:
-    "Weights, optimizer states, RNG, last observations and (optionally) the replay buffer."
+    "Weights, optimizer states, RNG, last observations, n-step writer and (optionally) the replay buffer."
     from loomnb.buffers import replay as _rb
     d = {"nets": {k: m.state_dict() for k, m in self._nets().items()},
          "optims": {k: o.state_dict() for k, o in self._optims().items()},
          "extra": self._extra_state(), "rng": self.rng.bit_generator.state, "last_obs": self.obs}
+    if self.writer is not None: d["writer"] = _writer_state(self.writer)
     if self.config.save_replay_buffer:
         meta, arr = _rb._state(self.buffer)
         d["buffer"] = {"meta": meta, "arrays": {k: np.array(v) for k, v in arr.items()}}
@@ -243,6 +264,9 @@ def _load_state_dict(self, d: dict):
     if d.get("buffer") is not None:
         self.buffer = _rb._restore(type(self.buffer), d["buffer"]["meta"], d["buffer"]["arrays"])
         self.buffer.rng.bit_generator.state = d["buffer"]["meta"]["rng"]
+    if self.writer is not None:
+        self.writer.buffer = self.buffer   # the writer feeds the (possibly restored) buffer
+        if d.get("writer") is not None: _load_writer_state(self.writer, d["writer"])
 
 OffPolicyAlgorithm.state_dict, OffPolicyAlgorithm.load_state_dict = _state_dict, _load_state_dict
 OffPolicyAlgorithm._extra_state = lambda self: {}

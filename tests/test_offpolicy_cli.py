@@ -41,6 +41,9 @@ def test_cli_rejects_discrete_env_for_sac(tmp_path):
     ("sac", "Pendulum-v1", dict(hidden=32, batch_size=32, learning_starts=100, save_replay_buffer=True, n_envs=2)),
     ("dqn", "CartPole-v1", dict(hidden=32, learning_starts=100, train_freq=16, gradient_steps=8, prioritized=True,
                                 double_dqn=True, target_update_interval=50, save_replay_buffer=True)),
+    # n-step: the transitions still pending in the n-step writer at the save are part of the checkpoint
+    ("dqn", "CartPole-v1", dict(hidden=32, learning_starts=100, train_freq=8, gradient_steps=4, n_step=3, n_envs=2,
+                                target_update_interval=50, save_replay_buffer=True)),
 ])
 def test_resume_in_fresh_process_equals_uninterrupted(tmp_path, algo, env, cfg):
     common = f"""

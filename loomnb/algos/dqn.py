@@ -13,7 +13,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from ..learner import TrainState, register_algorithm
-from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, to_torch, make_adam
+from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, to_torch, make_adam, step_fast, clear_grads
 from ..qnets import (SimpleQNetwork, DuelingQNetwork, CategoricalQNetwork, polyak_update, target_copy,
                           reset_noise)
 
@@ -173,10 +173,11 @@ def dqn_step(q_net: nn.Module, # Online Q-network
         q = q_net(batch.obs)
         loss, td = dqn_loss(q, batch.actions, y, batch.weights, cfg.loss)
         err, qmean = td.abs(), q.detach().mean()
-    optimizer.zero_grad(set_to_none=True)
+    params = list(q_net.parameters()) if params is None else params
+    clear_grads(params)
     loss.backward()
-    torch.nn.utils.clip_grad_norm_(q_net.parameters() if params is None else params, cfg.max_grad_norm, foreach=True)
-    optimizer.step()
+    torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm, foreach=True)
+    step_fast(optimizer)
     return loss.detach(), err, qmean
 
 # %% ../../nbs/42_algos.dqn.ipynb #c027

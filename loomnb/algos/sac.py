@@ -14,11 +14,12 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from ..learner import TrainState, register_algorithm
-from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam
+from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast, clear_grads
 from ..qnets import SquashedGaussianPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic
 
 # %% auto #0
-__all__ = ['SACConfig', 'sac_critic_target', 'sac_critic_loss', 'sac_actor_loss', 'sac_alpha_loss', 'frozen', 'sac_step', 'SAC']
+__all__ = ['SAC_STATS', 'SACConfig', 'sac_critic_target', 'sac_critic_loss', 'sac_actor_loss', 'sac_alpha_loss', 'frozen',
+           'sac_step', 'SAC']
 
 # %% ../../nbs/43_algos.sac.ipynb #c005
 @dataclass
@@ -80,37 +81,42 @@ def frozen(params: list):
     finally:
         for p in params: p.requires_grad_(True)
 
+SAC_STATS = ("actor_loss", "critic_loss", "ent_coef_loss", "ent_coef", "entropy", "q_values")
+
 def sac_step(actor: nn.Module, # SquashedGaussianPolicy-like: .sample(obs) -> (actions, logp)
              critic: nn.Module, # Critic ensemble: (obs, act) -> [n_critics, B]
              critic_target: nn.Module, # Target copy of `critic`
-             actor_opt: torch.optim.Optimizer, critic_opt: torch.optim.Optimizer,
-             log_alpha: torch.Tensor | None, # Learnable log temperature, or None for a fixed alpha
-             alpha_opt: torch.optim.Optimizer | None, # Optimizer of log_alpha
+             actor_opt: torch.optim.Optimizer, # Optimizer of the actor's parameters and of `log_alpha`
+             critic_opt: torch.optim.Optimizer, # Optimizer of the critics
+             log_alpha: torch.Tensor | None, # Learnable log temperature (a parameter of `actor_opt`), or None
              fixed_alpha: float, # Alpha when log_alpha is None
              target_entropy: float, # Entropy target
              batch: TorchBatch, # Minibatch
-             critic_params: list, # Parameters of `critic` (frozen during the actor step)
-            ) -> dict[str, torch.Tensor]:
-    "One SAC gradient step (temperature, critics, actor); returns detached stats."
+             params: dict, # Cached parameter lists: "critic" and "actor" (actor's, plus log_alpha when learned)
+            ) -> torch.Tensor: # stats [6] in the order of `SAC_STATS` (detached)
+    "One SAC gradient step (critics, then actor and temperature); returns the stacked detached stats."
     a_pi, logp = actor.sample(batch.obs)
     if log_alpha is not None:
         alpha = log_alpha.detach().exp()
         alpha_loss = sac_alpha_loss(log_alpha, logp, target_entropy)
-        alpha_opt.zero_grad(set_to_none=True); alpha_loss.backward(); alpha_opt.step()
-    else: alpha, alpha_loss = fixed_alpha, torch.zeros(())
+    else: alpha, alpha_loss = fixed_alpha, None
     with torch.no_grad():
         na, nlogp = actor.sample(batch.next_obs)
         y = sac_critic_target(critic_target(batch.next_obs, na), nlogp, batch.rewards, batch.terminated, batch.discounts, alpha)
     q = critic(batch.obs, batch.actions)
     critic_loss = sac_critic_loss(q, y)
-    critic_opt.zero_grad(set_to_none=True); critic_loss.backward(); critic_opt.step()
-    with frozen(critic_params):
+    clear_grads(params["critic"]); critic_loss.backward(); step_fast(critic_opt)
+    with frozen(params["critic"]):
         actor_loss = sac_actor_loss(critic(batch.obs, a_pi), logp, alpha)
-        actor_opt.zero_grad(set_to_none=True); actor_loss.backward(); actor_opt.step()
-    return {"actor_loss": actor_loss.detach(), "critic_loss": critic_loss.detach(), "ent_coef_loss": alpha_loss.detach(),
-            "ent_coef": torch.as_tensor(alpha), "entropy": -logp.detach().mean(), "q_values": q.detach().mean()}
+        clear_grads(params["actor"])
+        (actor_loss if alpha_loss is None else actor_loss + alpha_loss).backward()
+        step_fast(actor_opt)
+    with torch.no_grad():
+        z = torch.zeros(())
+        return torch.stack([actor_loss, critic_loss, z if alpha_loss is None else alpha_loss,
+                            z + alpha, -logp.mean(), q.mean()])
 
-# %% ../../nbs/43_algos.sac.ipynb #c018
+# %% ../../nbs/43_algos.sac.ipynb #c019
 class SAC(OffPolicyAlgorithm):
     "Soft actor-critic with automatic entropy tuning on the shared off-policy loop."
     name = "sac"
@@ -125,19 +131,14 @@ class SAC(OffPolicyAlgorithm):
         self.critic = as_critic(pol.get("critic") or EnsembleQNetwork(self.obs_dim, self.act_dim, h, c.n_critics)).to(dev)
         self.critic_target = target_copy(self.critic)
         self._cp, self._tp = list(self.critic.parameters()), list(self.critic_target.parameters())
-        self.actor_opt = make_adam(self.actor.parameters(), c.learning_rate)
-        self.critic_opt = make_adam(self._cp, c.learning_rate)
         self.target_entropy = float(-self.act_dim if c.target_entropy is None else c.target_entropy)
-        if c.auto_entropy:
-            self.log_alpha = torch.tensor(math.log(c.ent_coef), device=dev, requires_grad=True)
-            self.alpha_opt = make_adam([self.log_alpha], c.learning_rate)
-        else: self.log_alpha, self.alpha_opt = None, None
+        self.log_alpha = torch.tensor(math.log(c.ent_coef), device=dev, requires_grad=True) if c.auto_entropy else None
+        self._p = {"critic": self._cp, "actor": list(self.actor.parameters()) + ([self.log_alpha] if c.auto_entropy else [])}
+        self.actor_opt = make_adam(self._p["actor"], c.learning_rate)   # log_alpha rides along (same lr, elementwise)
+        self.critic_opt = make_adam(self._cp, c.learning_rate)
 
     def _nets(self): return {"actor": self.actor, "critic": self.critic, "critic_target": self.critic_target}
-    def _optims(self):
-        d = {"actor_opt": self.actor_opt, "critic_opt": self.critic_opt}
-        if self.alpha_opt is not None: d["alpha_opt"] = self.alpha_opt
-        return d
+    def _optims(self): return {"actor_opt": self.actor_opt, "critic_opt": self.critic_opt}
     def _extra_state(self): return {} if self.log_alpha is None else {"log_alpha": self.log_alpha.detach().cpu()}
     def _load_extra(self, d):
         if self.log_alpha is not None and "log_alpha" in d:
@@ -155,8 +156,9 @@ class SAC(OffPolicyAlgorithm):
         c, stats = self.config, []
         for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
             stats.append(sac_step(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt,
-                                  self.log_alpha, self.alpha_opt, c.ent_coef, self.target_entropy, b, self._cp))
+                                  self.log_alpha, c.ent_coef, self.target_entropy, b, self._p))
             if (state.n_updates + i + 1) % c.target_update_interval == 0: polyak_update(self._cp, self._tp, c.tau)
-        return {f"train/{k}": torch.stack([s[k] for s in stats]).float().mean().item() for k in stats[0]}
+        m = (stats[0] if n == 1 else torch.stack(stats).mean(0)).tolist()   # one sync per phase
+        return {f"train/{k}": v for k, v in zip(SAC_STATS, m)}
 
 register_algorithm("sac", SAC)

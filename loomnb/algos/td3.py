@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 from ..learner import TrainState, register_algorithm
-from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam
+from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast, clear_grads
 from ..qnets import DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic
 from .sac import frozen
 
@@ -91,14 +91,14 @@ def td3_step(actor: nn.Module, actor_target: nn.Module, critic: nn.Module, criti
         y = td3_critic_target(critic_target(batch.next_obs, na), batch.rewards, batch.terminated, batch.discounts)
     q = critic(batch.obs, batch.actions)
     critic_loss = td3_critic_loss(q, y)
-    critic_opt.zero_grad(set_to_none=True); critic_loss.backward(); critic_opt.step()
+    clear_grads(params["critic"]); critic_loss.backward(); step_fast(critic_opt)
     out = {"critic_loss": critic_loss.detach(), "q_values": q.detach().mean()}
     if update_actor:
         with frozen(params["critic"]):
             actor_loss = td3_actor_loss(_q1(critic, batch.obs, actor(batch.obs)))
-            actor_opt.zero_grad(set_to_none=True); actor_loss.backward(); actor_opt.step()
-        polyak_update(params["critic"], params["critic_target"], cfg.tau)
-        polyak_update(params["actor"], params["actor_target"], cfg.tau)
+            clear_grads(params["actor"]); actor_loss.backward(); step_fast(actor_opt)
+        # both targets in one foreach call
+        polyak_update(params["critic"] + params["actor"], params["critic_target"] + params["actor_target"], cfg.tau)
         out["actor_loss"] = actor_loss.detach()
     return out
 
@@ -139,10 +139,11 @@ class TD3(OffPolicyAlgorithm):
             upd = (state.n_updates + i + 1) % c.policy_delay == 0
             stats.append(td3_step(self.actor, self.actor_target, self.critic, self.critic_target, self.actor_opt,
                                   self.critic_opt, b, c, upd, self._p))
-        m = {f"train/{k}": torch.stack([s[k] for s in stats]).mean().item() for k in ("critic_loss", "q_values")}
-        al = [s["actor_loss"] for s in stats if "actor_loss" in s]
-        if al: m["train/actor_loss"] = torch.stack(al).mean().item()
-        return m
+        vals = iter(torch.stack([v for s in stats for v in s.values()]).tolist())   # one sync per phase
+        per = {k: [] for k in ("critic_loss", "q_values", "actor_loss")}
+        for s in stats:
+            for k in s: per[k].append(next(vals))
+        return {f"train/{k}": sum(v) / len(v) for k, v in per.items() if v}
 
 class DDPG(TD3):
     "DDPG: `TD3` with `DDPGConfig` (one critic, no smoothing, no delay)."

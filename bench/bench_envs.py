@@ -19,11 +19,14 @@ import numpy as np
 warnings.filterwarnings("ignore")
 
 
-def _loomnb(n, seed):
+def _loomnb(n, seed, copy=True):
     from loomnb.envs.registry import make
-    env = make("CartPole-v1", num_envs=n, seed=seed)
+    env = make("CartPole-v1", num_envs=n, seed=seed, copy=copy)
     env.reset()
     return env.step, np.int64, env.close
+
+
+def _loomnb_nocopy(n, seed): return _loomnb(n, seed, copy=False)
 
 
 def _rlox(n, seed):
@@ -82,7 +85,8 @@ def parallel_probe(sizes, repeats, seconds, seed=0):
     return rows
 
 
-PEERS = {"loomnb": _loomnb, "rlox.VecEnv": _rlox, "envpool": _envpool, "gym SyncVectorEnv": _gym_sync,
+OURS = ("loomnb", "loomnb copy=False")
+PEERS = {"loomnb": _loomnb, "loomnb copy=False": _loomnb_nocopy, "rlox.VecEnv": _rlox, "envpool": _envpool, "gym SyncVectorEnv": _gym_sync,
          "gym vector_entry_point": _gym_vector}
 
 
@@ -124,14 +128,14 @@ def bench(sizes, repeats, seconds, seed=0):
 
 
 def table(results, sizes):
-    "Markdown table of M steps/s per peer and N, with loomnb's ratio to the fastest peer."
-    peers = list(results)
-    lines = ["| N | " + " | ".join(peers) + " | loomnb / fastest peer |", "|---" * (len(peers) + 2) + "|"]
+    "Markdown table of M steps/s per peer and N, with each loomnb mode's ratio to the fastest other peer."
+    peers, ours = list(results), [o for o in OURS if o in results]
+    lines = ["| N | " + " | ".join(peers) + "".join(f" | {o} / fastest peer" for o in ours) + " |", "|---" * (len(peers) + len(ours) + 1) + "|"]
     for n in sizes:
         row = [f"{results[p].get(n, float('nan')) / 1e6:.3f}" for p in peers]
-        others = [results[p][n] for p in peers if p != "loomnb" and n in results[p]]
-        ratio = results["loomnb"][n] / max(others) if others and n in results.get("loomnb", {}) else float("nan")
-        lines.append(f"| {n} | " + " | ".join(row) + f" | {ratio:.2f}x |")
+        others = [results[p][n] for p in peers if p not in OURS and n in results[p]]
+        ratios = [results[o][n] / max(others) if others and n in results[o] else float("nan") for o in ours]
+        lines.append(f"| {n} | " + " | ".join(row) + "".join(f" | {r:.2f}x" for r in ratios) + " |")
     return "\n".join(lines)
 
 
@@ -154,8 +158,9 @@ def main(argv=None):
     unit = "M env-steps/s" if a.clock == "wall" else "M env-steps per CPU-second"
     print(f"CartPole-v1, random actions, {unit} (median of {a.repeats} alternating rounds); "
           f"python {platform.python_version()}, {os.cpu_count()} CPUs, RAYON_NUM_THREADS={os.environ.get('RAYON_NUM_THREADS', 'default')}")
-    print(table(res, a.sizes))
-    if "loomnb" in res and 1 in res["loomnb"]: print(f"\nloomnb N=1: {1e6 / res['loomnb'][1]:.2f} us ({a.clock}) per step() call")
+    print(table(res, a.sizes)); print()
+    for o in OURS:
+        if o in res and 1 in res[o]: print(f"{o} N=1: {1e6 / res[o][1]:.2f} us ({a.clock}) per step() call")
     for k, v in skipped.items(): print(f"skipped {k}: {v}")
     if a.json:
         with open(a.json, "w") as f: json.dump({"results": res, "skipped": skipped, "sizes": a.sizes, "repeats": a.repeats}, f, indent=1)

@@ -59,4 +59,4 @@ asyncio.run(main())
 def test_bench_runs():
     out = _run("import runpy, sys; sys.argv = ['bench_envs.py', '--sizes', '1', '4', '--repeats', '1', '--seconds', '0.01']; "
                "runpy.run_path('bench/bench_envs.py', run_name='__main__')", 0)
-    assert "| 4 |" in out and "loomnb" in out
+    assert "| 4 |" in out and "loomnb copy=False / fastest peer" in out

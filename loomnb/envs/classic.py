@@ -141,7 +141,7 @@ class CartPoleVecEnv(NativeVecEnv):
         spec = spec or EnvSpec("CartPole", "1", "loomnb.envs.classic:CartPoleVecEnv", max_episode_steps, 475.0)
         super().__init__(num_envs, seed, spec, np.array([float(sutton_barto_reward)]), max_episode_steps)
 
-# %% ../../nbs/31_envs.classic.ipynb #c027
+# %% ../../nbs/31_envs.classic.ipynb #c028
 @njit(cache=True)
 def _acrobot_dsdt(s0, s1, s2, s3, a, two):
     "Time derivative of (theta1, theta2, dtheta1, dtheta2) under torque `a` (gymnasium's `_dsdt`, book variant)."
@@ -163,7 +163,7 @@ def _wrap(x, m, M):
     while x < m: x = x + diff
     return x
 
-# %% ../../nbs/31_envs.classic.ipynb #c028
+# %% ../../nbs/31_envs.classic.ipynb #c029
 @njit(cache=True)
 def _acrobot_reset_one(state, rng, i, params):
     for k in range(4): state[i, k] = np.float32(pcg64_uniform(rng, i, -0.1, 0.1))
@@ -191,7 +191,7 @@ def _acrobot_obs(state, i, out):
     out[i, 2] = math.cos(state[i, 1]); out[i, 3] = math.sin(state[i, 1])
     out[i, 4] = state[i, 2]; out[i, 5] = state[i, 3]
 
-# %% ../../nbs/31_envs.classic.ipynb #c029
+# %% ../../nbs/31_envs.classic.ipynb #c030
 @njit(cache=True)
 def acrobot_step_kernel(mem, actions):
     "Step N Acrobots with same-step autoreset; returns the status code of `loomnb.envs.core`."
@@ -217,7 +217,7 @@ def acrobot_reset_kernel(state, t, ret, rng, params, mask, obs):
             _acrobot_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
         _acrobot_obs(state, i, obs)
 
-# %% ../../nbs/31_envs.classic.ipynb #c030
+# %% ../../nbs/31_envs.classic.ipynb #c031
 class AcrobotVecEnv(NativeVecEnv):
     "N Acrobot-v1 copies stepped by one Numba kernel call."
     state_dim = 4
@@ -234,7 +234,7 @@ class AcrobotVecEnv(NativeVecEnv):
         spec = spec or EnvSpec("Acrobot", "1", "loomnb.envs.classic:AcrobotVecEnv", max_episode_steps, -100.0)
         super().__init__(num_envs, seed, spec, np.array([2.0]), max_episode_steps)  # params: [pow exponent 2]
 
-# %% ../../nbs/31_envs.classic.ipynb #c034
+# %% ../../nbs/31_envs.classic.ipynb #c035
 @njit(cache=True)
 def _mc_reset_one(state, rng, i, params):
     state[i, 0] = pcg64_uniform(rng, i, -0.6, -0.4); state[i, 1] = 0.0
@@ -276,7 +276,7 @@ def mountaincar_reset_kernel(state, t, ret, rng, params, mask, obs):
             _mc_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
         _copy_obs(state, i, obs, 2)
 
-# %% ../../nbs/31_envs.classic.ipynb #c035
+# %% ../../nbs/31_envs.classic.ipynb #c036
 class MountainCarVecEnv(NativeVecEnv):
     "N MountainCar-v0 copies stepped by one Numba kernel call."
     state_dim = 2
@@ -293,7 +293,7 @@ class MountainCarVecEnv(NativeVecEnv):
         spec = spec or EnvSpec("MountainCar", "0", "loomnb.envs.classic:MountainCarVecEnv", max_episode_steps, -110.0)
         super().__init__(num_envs, seed, spec, np.array([float(goal_velocity)]), max_episode_steps)
 
-# %% ../../nbs/31_envs.classic.ipynb #c038
+# %% ../../nbs/31_envs.classic.ipynb #c039
 @njit(cache=True)
 def _pend_reset_one(state, rng, i, params):
     state[i, 0] = pcg64_uniform(rng, i, -math.pi, math.pi); state[i, 1] = pcg64_uniform(rng, i, -1.0, 1.0)
@@ -319,7 +319,7 @@ def _pend_dynamics(state, i, u_raw, f32, params):
 def _pend_obs(state, i, out):
     out[i, 0] = math.cos(state[i, 0]); out[i, 1] = math.sin(state[i, 0]); out[i, 2] = state[i, 1]
 
-# %% ../../nbs/31_envs.classic.ipynb #c039
+# %% ../../nbs/31_envs.classic.ipynb #c040
 @njit(cache=True)
 def pendulum_step_kernel(mem, actions):
     "Step N Pendulums with same-step autoreset; returns the status code of `loomnb.envs.core` (NaN actions are invalid)."
@@ -346,7 +346,7 @@ def pendulum_reset_kernel(state, t, ret, rng, params, mask, obs):
             _pend_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
         _pend_obs(state, i, obs)
 
-# %% ../../nbs/31_envs.classic.ipynb #c040
+# %% ../../nbs/31_envs.classic.ipynb #c041
 class PendulumVecEnv(NativeVecEnv):
     "N Pendulum-v1 copies stepped by one Numba kernel call."
     state_dim = 2
@@ -363,7 +363,7 @@ class PendulumVecEnv(NativeVecEnv):
         spec = spec or EnvSpec("Pendulum", "1", "loomnb.envs.classic:PendulumVecEnv", max_episode_steps, None)
         super().__init__(num_envs, seed, spec, np.array([float(g), 2.0]), max_episode_steps)  # params: [g, pow exponent 2]
 
-# %% ../../nbs/31_envs.classic.ipynb #c044
+# %% ../../nbs/31_envs.classic.ipynb #c045
 @njit(cache=True)
 def _mcc_reset_one(state, rng, i, params):
     state[i, 0] = pcg64_uniform(rng, i, -0.6, -0.4); state[i, 1] = 0.0; state[i, 2] = 0.0  # 0: float64 reset state
@@ -397,7 +397,7 @@ def _mcc_dynamics(state, i, a_raw, a32, params):
     state[i, 0] = _r32(p); state[i, 1] = _r32(v); state[i, 2] = 1.0
     return r, te
 
-# %% ../../nbs/31_envs.classic.ipynb #c045
+# %% ../../nbs/31_envs.classic.ipynb #c046
 @njit(cache=True)
 def mountaincarcont_step_kernel(mem, actions):
     "Step N continuous MountainCars with same-step autoreset; returns the status code of `loomnb.envs.core` (NaN actions are invalid)."
@@ -424,7 +424,7 @@ def mountaincarcont_reset_kernel(state, t, ret, rng, params, mask, obs):
             _mcc_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
         _copy_obs(state, i, obs, 2)
 
-# %% ../../nbs/31_envs.classic.ipynb #c046
+# %% ../../nbs/31_envs.classic.ipynb #c047
 class MountainCarContinuousVecEnv(NativeVecEnv):
     "N MountainCarContinuous-v0 copies stepped by one Numba kernel call."
     state_dim = 3

@@ -245,6 +245,7 @@ class NativeVecEnv(VecEnv):
         self._ashape = (n,) if isinstance(sp, spaces.Discrete) else (n, *sp.shape)
         self._adtype = _I64 if isinstance(sp, spaces.Discrete) else _F32
         self._parallel = None
+        self.copy = True   # fresh output arrays; False: two alternating output slots (see above)
         self._eps = {}
         self._ep = self._entry(self._adtype)
 
@@ -277,6 +278,7 @@ class NativeVecEnv(VecEnv):
             slots.append(sl)
             outs.append(sl[:4] + ({"final_obs": sl[5], "done": sl[4], "episode_return": sl[6], "episode_length": sl[7]},))
         self._slots, self._outs = tuple(slots), tuple(outs)
+        self._no_done = np.zeros(n, _B); self._no_done.flags.writeable = False
 
     @property
     def max_episode_steps(self) -> int:
@@ -309,7 +311,7 @@ class NativeVecEnv(VecEnv):
         return ep
 
     def __getstate__(self):   # views and compiled entry points are rebuilt on unpickling (views must share `mem`)
-        return {k: v for k, v in self.__dict__.items() if k not in ("_h", "_state", "_t", "_ret", "_rng", "_params", "_slots", "_outs", "_ep", "_eps")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_h", "_state", "_t", "_ret", "_rng", "_params", "_slots", "_outs", "_no_done", "_ep", "_eps")}
     def __setstate__(self, d):
         self.__dict__.update(d); self._build_views(); self._eps = {}; self._ep = self._entry(self._adtype)
 
@@ -335,20 +337,26 @@ class NativeVecEnv(VecEnv):
         return obs
 
     def step(self, actions):
-        "Step all copies; same-step autoreset; returns `(obs, reward, terminated, truncated, info)` (slot views, see above)."
+        "Step all copies; same-step autoreset; returns `(obs, reward, terminated, truncated, info)` (fresh arrays unless `copy` is False)."
         a = actions   # fast path: exactly the dtype and shape the compiled entry point was built for
         if type(a) is _ND and a.dtype is self._adtype and a.shape == self._ashape: r = self._ep(self._mem, a)
         else:
             a, ep = self._prepare(actions); r = ep(self._mem, a)
-        if r < 2: return self._outs[r]
-        return self._ended(r, a)
+        if r < 2 and not self.copy: return self._outs[r]
+        return self._results(r, a)
 
-    def _ended(self, r, a):
-        "Results of a step where an episode ended (fresh info), or the error of a refused step."
+    def _results(self, r, a):
+        "Fresh results (copy=True, or an episode ended), or the error of a refused step."
         if r == _NEEDS_RESET: raise RuntimeError(f"{self.name}: call reset() before step()")
         if r >= _BAD: raise _bad_value(self.name, self.single_action_space, a, r - _BAD)
-        obs, rew, term, trunc, done, fobs, ep_ret, ep_len = self._slots[r - 2]
-        return obs, rew, term, trunc, {"final_obs": fobs.copy(), "done": done.copy(), "episode_return": ep_ret.copy(), "episode_length": ep_len.copy()}
+        obs, rew, term, trunc, done, fobs, ep_ret, ep_len = self._slots[r & 1]
+        if r >= 2:
+            info = {"final_obs": fobs.copy(), "done": done.copy(), "episode_return": ep_ret.copy(), "episode_length": ep_len.copy()}
+            if not self.copy: return obs, rew, term, trunc, info
+        obs = obs.copy()
+        if r >= 2: return obs, rew.copy(), term.copy(), trunc.copy(), info
+        f = self._no_done   # nothing ended: terminated, truncated and done are all False
+        return obs, rew.copy(), f, f, {"final_obs": obs, "done": f, "episode_return": ep_ret.copy(), "episode_length": ep_len.copy()}
 
     def get_state(self) -> dict:
         "Copies of every array that defines the env (physics, counters, returns, RNG, params)."

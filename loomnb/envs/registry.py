@@ -267,6 +267,7 @@ def make(id: str, # "Name-vX", "Name" (latest version) or any gymnasium id
          seed: int | None=None, # Copy n is seeded with seed + n
          backend: str="auto", # "auto" (native when loomnb has the id), "native" or "gymnasium"
          vectorization_mode: str="sync", # gymnasium backend only: "sync" or "async"
+         copy: bool=True, # Native envs: fresh output arrays each step (False: two reused slots, see loomnb.envs.core)
          **kwargs) -> VecEnv: # Env kwargs (override the registered defaults; `max_episode_steps` overrides the time limit)
     "Build a vector env by id."
     if backend not in ("auto", "native", "gymnasium"):
@@ -288,7 +289,9 @@ def make(id: str, # "Name-vX", "Name" (latest version) or any gymnasium id
             if inspect.isclass(ep) and issubclass(ep, BaseEnvironment) or s.backend == "custom":
                 return SyncVecEnv(lambda: ep(kw) if inspect.isclass(ep) and issubclass(ep, BaseEnvironment) else ep(**kw),
                                   num_envs, seed, s.max_episode_steps, s)
-            return ep(num_envs=num_envs, seed=seed, max_episode_steps=s.max_episode_steps, spec=s, **kw)
+            env = ep(num_envs=num_envs, seed=seed, max_episode_steps=s.max_episode_steps, spec=s, **kw)
+            if hasattr(env, "copy") and not callable(env.copy): env.copy = bool(copy)
+            return env
     if id not in gymnasium.registry:
         raise ValueError(f"make: no environment {id!r} in gymnasium's registry.{did_you_mean(id, _gym_ids())}")
     return GymnasiumVecEnv(id, num_envs, seed, vectorization_mode, **kwargs)

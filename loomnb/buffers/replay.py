@@ -14,8 +14,8 @@ from numba import njit, types
 from numba.extending import overload
 
 # %% auto #0
-__all__ = ['ReplayBatch', 'ring_write', 'gather_rows', 'uniform_indices', 'sample_rows', 'gather_into', 'sample_into',
-           'push_rows', 'push_one', 'ReplayBuffer']
+__all__ = ['ReplayBatch', 'ring_write', 'gather_rows', 'uniform_indices', 'sample_rows', 'touch_rows', 'gather_into',
+           'sample_into', 'push_rows', 'push_one', 'ReplayBuffer']
 
 # %% ../../nbs/21_buffers.replay.ipynb #c006
 class ReplayBatch(NamedTuple):
@@ -132,9 +132,25 @@ def sample_rows(u, size, O, NO, A, R, TE, TR, D):
 
 # %% ../../nbs/21_buffers.replay.ipynb #c013
 @njit(cache=True, nogil=True)
-def gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d):
-    "Copy rows `idx` of every field into preallocated outputs; `no`/`d` with 0 rows are skipped (raw kernel)."
+def touch_rows(idx, O, NO, A, R, TE, TR, D, has_next, has_d):
+    "Load the first and last value of every field of rows `idx` (brings them into cache with many misses in flight); returns their sum."
     B, Do, Da = idx.shape[0], O.shape[1], A.shape[1]
+    s = 0.0
+    for b in range(B):
+        i = idx[b]
+        s += R[i] + TE[i] + TR[i]
+        if Do > 0:
+            s += O[i, 0] + O[i, Do - 1]
+            if has_next: s += NO[i, 0] + NO[i, Do - 1]
+        if Da > 0: s += A[i, 0] + A[i, Da - 1]
+        if has_d: s += D[i]
+    return s
+
+@njit(cache=True, nogil=True)
+def gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d):
+    "Copy rows `idx` of every field into preallocated outputs; `no`/`d` with 0 rows are skipped; returns `touch_rows`'s sum (raw kernel)."
+    B, Do, Da = idx.shape[0], O.shape[1], A.shape[1]
+    s = touch_rows(idx, O, NO, A, R, TE, TR, D, no.shape[0] > 0, d.shape[0] > 0)   # returned, so it is not optimised away
     for b in range(B):            # one field at a time: independent loads, overlapping cache misses
         i = idx[b]
         for k in range(Do): o[b, k] = O[i, k]
@@ -149,13 +165,14 @@ def gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d):
         i = idx[b]; r[b] = R[i]; te[b] = TE[i]; tr[b] = TR[i]
     if d.shape[0] > 0:
         for b in range(B): d[b] = D[idx[b]]
+    return s
 
 @njit(cache=True, nogil=True)
 def sample_into(u, size, O, NO, A, R, TE, TR, D, idx, o, no, a, r, te, tr, d, w):
     "Slots floor(u * size) into `idx`, ones into `w`, then `gather_into` (one dispatch per sample) (raw kernel)."
     for b in range(u.shape[0]):
         idx[b] = min(np.int64(u[b] * size), size - 1); w[b] = 1.0
-    gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d)
+    return gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d)
 
 @njit(cache=True, nogil=True)
 def push_rows(pos, o, no, a, r, te, tr, O, NO, A, R, TE, TR):

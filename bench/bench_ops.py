@@ -1,9 +1,12 @@
 """Benchmark loomnb.ops kernels against rlox (and a memory-copy floor), in one process, alternating, median of repeats.
 
 Usage:  python bench/bench_ops.py [--repeats 15] [--only gae,vtrace,grpo,kl,small,stats]
-Times are wall time (rlox runs some kernels on several threads, so CPU time of the calling thread would flatter it);
-the table gives the median over repeats and, in brackets, the ratio of the best repeats (less sensitive to other load
-on a shared machine). The copy floor is np.copyto of half the bytes the GAE kernel reads plus writes.
+Times are wall time, median over repeats, and, in brackets, the ratio of the best repeats (less sensitive to other load
+on a shared machine). The CPU columns give CPU time per call: the calling thread's for the single-threaded loomnb kernels and the copy, the
+whole process's (all threads) for rlox, which runs some kernels on a thread pool; other jobs on a shared machine disturb
+CPU time far less than wall time.
+The copy floor is np.copyto of a buffer half the size of the bytes the GAE kernel reads plus writes (so the copy itself
+reads and writes exactly that many bytes).
 Needs:  pip install rlox   (the `bench` extra)
 Layouts: loomnb is time-major [T, N]; rlox's batched GAE wants flat env-major arrays, so it is timed on its own layout
 (the transpose is prepared outside the timed region). rlox.compute_vtrace is 1-D only: it is timed on the whole
@@ -32,15 +35,34 @@ def _per_call(f, budget=0.02, clock=time.perf_counter):
         if t >= budget: return t / n
         n = n * 2 if t < budget / 8 else int(n * budget / t) + 1
 
-def compare(fns, repeats):
-    "Median and minimum per-call seconds of each named function, alternating between them within every repeat."
+def _per_call_wall_cpu(f, cpu_clock, budget=0.02):
+    "(wall, CPU) seconds per call of `f`, both from one loop sized to take about `budget` seconds of wall time."
+    n = 1
+    while True:
+        t0, c0 = time.perf_counter(), cpu_clock()
+        for _ in range(n): f()
+        t, c = time.perf_counter() - t0, cpu_clock() - c0
+        if t >= budget: return t / n, c / n
+        n = n * 2 if t < budget / 8 else int(n * budget / t) + 1
+
+def compare(fns, repeats, threaded=("rlox",)):
+    """Per-call seconds of each named function, alternating between them within every repeat: (median wall, best wall,
+    median CPU, best CPU). CPU is the calling thread's CPU time for single-threaded functions (loomnb, the copy) and the
+    whole process's CPU time for the functions named in `threaded` (rlox runs some kernels on a thread pool, and is
+    charged for every core it keeps busy). A short pause after each function lets a peer's worker threads go idle, so
+    their spinning is not counted against the next function. CPU time is far less disturbed than wall time by other
+    jobs on a shared machine."""
     for f in fns.values(): f()  # warm up / compile
     times = {k: [] for k in fns}
     for _ in range(repeats):
-        for k, f in fns.items(): times[k].append(_per_call(f))
-    return {k: (statistics.median(v), min(v)) for k, v in times.items()}
+        for k, f in fns.items():
+            times[k].append(_per_call_wall_cpu(f, time.process_time if k in threaded else time.thread_time))
+            time.sleep(0.005)
+    return {k: (statistics.median(w for w, _ in v), min(w for w, _ in v), statistics.median(c for _, c in v), min(c for _, c in v))
+            for k, v in times.items()}
 
 def _fmt(s): return f"{s * 1e6:9.1f}"
+def _load(): return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 def bench_gae(rows, repeats):
     for T, N in ((2048, 8), (2048, 64), (128, 1024)):
@@ -127,16 +149,20 @@ def main():
     p.add_argument("--repeats", type=int, default=15)
     p.add_argument("--only", default=",".join(BENCHES))
     a = p.parse_args()
-    rows = []
+    rows, load0 = [], _load()
     for k in a.only.split(","): BENCHES[k](rows, a.repeats)
     print(f"numpy {np.__version__}, numba {numba.__version__}, rlox {getattr(rlox, '__version__', 'n/a')}, "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus; median of {a.repeats} alternating repeats")
-    print("| case | loomnb (us) | peer (us) | peer / loomnb (best) | copy floor (us) | loomnb / floor (best) | peer |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    print(f"load average before: {load0}, after: {_load()}")
+    print("| case | loomnb (us) | peer (us) | peer / loomnb (best) | loomnb CPU (us) | peer CPU (us) | peer / loomnb CPU (best) "
+          "| copy floor (us) | loomnb / floor (best) | floor CPU (us) | loomnb / floor CPU (best) | peer |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    r2 = lambda a, b: f"{a[0] / b[0]:.2f}x ({a[1] / b[1]:.2f}x)"
     for name, ours, peer, floor, pname in rows:
-        ratio = f"{peer[0] / ours[0]:.2f}x ({peer[1] / ours[1]:.2f}x)" if peer else "n/a"
-        fl = f"{_fmt(floor[0])} | {ours[0] / floor[0]:.2f}x ({ours[1] / floor[1]:.2f}x)" if floor else " | "
-        print(f"| {name} | {_fmt(ours[0])} | {_fmt(peer[0]) if peer else 'n/a'} | {ratio} | {fl} | {pname} |")
+        pw = f"{_fmt(peer[0])} | {r2(peer, ours)}" if peer else "n/a | n/a"
+        pc = f"{_fmt(peer[2])} | {r2(peer[2:], ours[2:])}" if peer else "n/a | n/a"
+        fl = f"{_fmt(floor[0])} | {r2(ours, floor)} | {_fmt(floor[2])} | {r2(ours[2:], floor[2:])}" if floor else " | | | "
+        print(f"| {name} | {_fmt(ours[0])} | {pw} | {_fmt(ours[2])} | {pc} | {fl} | {pname} |")
     for note in NOTES: print("\n" + note)
 
 if __name__ == "__main__": main()

@@ -59,13 +59,15 @@ def _check_rollout(fn, rewards, values, terminated, truncated, final_values, las
 
 # %% ../../nbs/10_ops.returns.ipynb #c009
 def _sigs(ret, pattern):
-    "Numba signatures for float32 and float64: `pattern` letters F=[T,N] float, B=[T,N] bool, L=[N] float, f=float64 scalar, i=int64."
+    "Numba signatures for float32 and float64: `pattern` letters F=[T,N] float, B=[T,N] bool, L=[N] float, f=float64 scalar, i=int64; `ret` is a type or a function of the F type."
     out = []
     for ft in (nbt.float32, nbt.float64):
         m = dict(F=ft[:, ::1], B=nbt.boolean[:, ::1], L=ft[::1], f=nbt.float64, i=nbt.int64)
         m1 = dict(F=ft[::1], B=nbt.boolean[::1], L=nbt.float64, f=nbt.float64, i=nbt.int64)
-        out.append((ret(*[m[c] for c in pattern]), ret(*[m1[c] for c in pattern])))
-    return [s for pair in out for s in pair]
+        for mm in (m, m1):
+            rt = ret if isinstance(ret, nbt.Type) else ret(mm["F"])
+            out.append(rt(*[mm[c] for c in pattern]))
+    return out
 
 def _njit_on_first_call(sigs, **kw):
     "Like `njit(sigs, cache=True, **kw)`, but compiled on the first call (importing stays fast); the module global is then rebound to the compiled dispatcher, so later calls go straight to it."
@@ -231,10 +233,25 @@ def _lv_ok_impl(rewards, last_values):
     if isinstance(last_values, nbt.Array): return lambda rewards, last_values: last_values.size == 1
     return lambda rewards, last_values: True
 
-# %% ../../nbs/10_ops.returns.ipynb #c022
+# %% ../../nbs/10_ops.returns.ipynb #c023
+_OFFSET_MIN_BYTES = 1 << 15  # outputs smaller than this are allocated plainly
+
+@_njit_on_first_call(_sigs(lambda F: nbt.Tuple((F, F)), "FF"))
+def _outputs(rewards, values):
+    "Two uninitialised arrays like `rewards`, 64-byte aligned and away from `values` modulo 4 KiB (no 4K aliasing)."
+    n, isz = rewards.size, rewards.itemsize
+    buf = np.empty(2 * n + 3 * 4096 // isz, rewards.dtype)
+    b = np.int64(buf.ctypes.data)
+    d = np.int64(values.ctypes.data); d -= d % 64  # the cache line holding values[0]
+    o1 = (d + 2048 - b) % 4096  # byte offsets into buf
+    o2 = o1 + n * isz + (d + 1024 - (b + o1 + n * isz)) % 4096
+    o1 //= isz; o2 //= isz
+    return buf[o1:o1 + n].reshape(rewards.shape), buf[o2:o2 + n].reshape(rewards.shape)
+
+# %% ../../nbs/10_ops.returns.ipynb #c024
 @_njit_on_first_call(_sigs(nbt.int64, "FFBBFLffFF"), pipeline_class=_NoAliasCompiler)
 def _gae_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
-    "Shape/range checks (error code) then `gae_kernel`; compiled for [T, N] and [T] inputs."
+    "Shape/range checks (error code) then `gae_kernel`; compiled for [T, N] and [T] inputs; outputs must not overlap inputs."
     if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0): return 1
     if not _shapes_ok(rewards, values, terminated, truncated, final_values, last_values): return 1
     if rewards.ndim == 1 or rewards.shape[-1] == 1:  # one env: scalar loop, no [N] buffer for the bootstrap value
@@ -244,7 +261,7 @@ def _gae_checked(rewards, values, terminated, truncated, final_values, last_valu
                    _lv(rewards, last_values), gamma, lam, _as2d(out_adv), _as2d(out_ret))
     return 0
 
-# %% ../../nbs/10_ops.returns.ipynb #c023
+# %% ../../nbs/10_ops.returns.ipynb #c025
 def gae(rewards:np.ndarray,      # [T, N] (or [T]) float32/float64 rewards
         values:np.ndarray,       # [T, N] V(s_t), same dtype
         terminated:np.ndarray,   # [T, N] bool: episode terminated after step t (no bootstrap)
@@ -256,7 +273,8 @@ def gae(rewards:np.ndarray,      # [T, N] (or [T]) float32/float64 rewards
        ) -> tuple[np.ndarray, np.ndarray]: # (advantages, returns = advantages + values), dtype of `rewards`
     "Generalised advantage estimation with separate termination and truncation (time-major)."
     try:
-        adv = np.empty_like(rewards); ret = np.empty_like(rewards)
+        if rewards.nbytes < _OFFSET_MIN_BYTES: adv = np.empty_like(rewards); ret = np.empty_like(rewards)
+        else: adv, ret = _outputs(rewards, values)
         if _gae_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, adv, ret) == 0:
             return adv, ret
     except (TypeError, AttributeError, ValueError): pass
@@ -272,7 +290,7 @@ def _gae_slow(rewards, values, terminated, truncated, final_values, last_values,
                lv, gamma, lam, adv.reshape(s), ret.reshape(s))
     return adv, ret
 
-# %% ../../nbs/10_ops.returns.ipynb #c029
+# %% ../../nbs/10_ops.returns.ipynb #c031
 def _random_rollout(rng, T, N, dtype=np.float32, p_term=0.05, p_trunc=0.05):
     "A random `[T, N]` rollout (rewards, values, terminated, truncated, final_values, last_values) for tests and benches."
     f = lambda *s: rng.standard_normal(s).astype(dtype)
@@ -280,7 +298,7 @@ def _random_rollout(rng, T, N, dtype=np.float32, p_term=0.05, p_trunc=0.05):
     trunc = (rng.random((T, N)) < p_trunc) & ~term
     return f(T, N), f(T, N), term, trunc, f(T, N), f(N)
 
-# %% ../../nbs/10_ops.returns.ipynb #c036
+# %% ../../nbs/10_ops.returns.ipynb #c038
 def lambda_returns_ref(rewards, values, terminated, truncated, final_values, last_values, gamma, lam):
     "Plain-Python TD(λ) returns (Sutton & Barto eq. 12.18, recursive form), the reference twin of `lambda_returns`."
     r, v, fv = (np.asarray(a, np.float64).reshape(len(rewards), -1) for a in (rewards, values, final_values))
@@ -295,7 +313,7 @@ def lambda_returns_ref(rewards, values, terminated, truncated, final_values, las
             G[t, n] = r[t, n] + gamma * (1.0 - te[t, n]) * ((1 - lam) * nv + lam * nxt)
     return G.reshape(np.shape(rewards)).astype(np.asarray(rewards).dtype)
 
-# %% ../../nbs/10_ops.returns.ipynb #c037
+# %% ../../nbs/10_ops.returns.ipynb #c039
 @njit(cache=True)
 def lambda_returns_kernel(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out):
     "Raw TD(λ) returns on `[T, N]` C-contiguous arrays, written into `out`; no validation (see `lambda_returns`)."
@@ -311,7 +329,7 @@ def lambda_returns_kernel(rewards, values, terminated, truncated, final_values, 
             nxt = final_values[t, n] if tr else out[t + 1, n]
             out[t, n] = rewards[t, n] + gamma * (1.0 - terminated[t, n]) * ((1.0 - lam) * nv + lam * nxt)
 
-# %% ../../nbs/10_ops.returns.ipynb #c039
+# %% ../../nbs/10_ops.returns.ipynb #c041
 @_njit_on_first_call(_sigs(nbt.int64, "FFBBFLffF"))
 def _lambda_returns_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out):
     "Checks (error code) then `lambda_returns_kernel`."
@@ -343,7 +361,7 @@ def lambda_returns(rewards:np.ndarray,      # [T, N] (or [T]) float32/float64 re
                           final_values.reshape(s), lv, gamma, lam, out.reshape(s))
     return out
 
-# %% ../../nbs/10_ops.returns.ipynb #c044
+# %% ../../nbs/10_ops.returns.ipynb #c046
 def discounted_returns_ref(rewards, terminated, truncated, final_values, last_values, gamma):
     "Plain-Python discounted return (reward-to-go) with bootstraps, the reference twin of `discounted_returns`."
     r, fv = (np.asarray(a, np.float64).reshape(len(rewards), -1) for a in (rewards, final_values))
@@ -370,7 +388,7 @@ def discounted_returns_kernel(rewards, terminated, truncated, final_values, last
             nxt = final_values[t, n] if truncated[t, n] else out[t + 1, n]
             out[t, n] = rewards[t, n] + gamma * (1.0 - terminated[t, n]) * nxt
 
-# %% ../../nbs/10_ops.returns.ipynb #c045
+# %% ../../nbs/10_ops.returns.ipynb #c047
 @_njit_on_first_call(_sigs(nbt.int64, "FBBFLfF"))
 def _discounted_returns_checked(rewards, terminated, truncated, final_values, last_values, gamma, out):
     "Checks (error code) then `discounted_returns_kernel`."
@@ -400,7 +418,7 @@ def discounted_returns(rewards:np.ndarray,      # [T, N] (or [T]) float32/float6
                               lv, gamma, out.reshape(s))
     return out
 
-# %% ../../nbs/10_ops.returns.ipynb #c050
+# %% ../../nbs/10_ops.returns.ipynb #c052
 def nstep_returns_ref(rewards, values, terminated, truncated, final_values, last_values, gamma, n):
     "Plain-Python n-step returns (Sutton & Barto eq. 7.1) with bootstraps, the reference twin of `nstep_returns`."
     r, v, fv = (np.asarray(a, np.float64).reshape(len(rewards), -1) for a in (rewards, values, final_values))
@@ -418,7 +436,7 @@ def nstep_returns_ref(rewards, values, terminated, truncated, final_values, last
             G[t, e] = g + disc * (1.0 - te[k, e]) * nv
     return G.reshape(np.shape(rewards)).astype(np.asarray(rewards).dtype)
 
-# %% ../../nbs/10_ops.returns.ipynb #c051
+# %% ../../nbs/10_ops.returns.ipynb #c053
 @njit(cache=True)
 def nstep_returns_kernel(rewards, values, terminated, truncated, final_values, last_values, gamma, n, out):
     "Raw n-step returns on `[T, N]` C-contiguous arrays, written into `out`; no validation. O(T·N·n)."
@@ -447,7 +465,7 @@ def _nstep_returns_checked(rewards, values, terminated, truncated, final_values,
                          _lv(rewards, last_values), gamma, n, _as2d(out))
     return 0
 
-# %% ../../nbs/10_ops.returns.ipynb #c052
+# %% ../../nbs/10_ops.returns.ipynb #c054
 def nstep_returns(rewards:np.ndarray,      # [T, N] (or [T]) float32/float64 rewards
                   values:np.ndarray,       # [T, N] V(s_t), same dtype
                   terminated:np.ndarray,   # [T, N] bool: terminated after step t

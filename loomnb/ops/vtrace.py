@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 from numba import njit, types as nbt
 from numba.extending import overload
-from .returns import _arr, _check_rollout, _unit, _sigs, _as2d, _lv, _shapes_ok, _like, _njit_on_first_call
+from .returns import _arr, _check_rollout, _unit, _sigs, _as2d, _lv, _shapes_ok, _like, _njit_on_first_call, _njit_noalias, _NoAliasCompiler
 
 # %% auto #0
 __all__ = ['vtrace_ref', 'vtrace_kernel', 'vtrace']
@@ -79,37 +79,36 @@ def _exp_array(x, out):
     for i in range(x.shape[0]): out[i] = _exp(x[i])
 
 # %% ../../nbs/11_ops.vtrace.ipynb #c011
-@njit(cache=True)
+@_njit_noalias()
 def vtrace_kernel(behaviour_logp, target_logp, rewards, values, terminated, truncated, final_values, last_values,
                   gamma, rho_bar, c_bar, out_vs, out_pg):
-    "Raw V-trace on `[T, N]` C-contiguous arrays, written into `out_vs`/`out_pg`; no validation (see `vtrace`)."
+    "Raw V-trace on `[T, N]` C-contiguous arrays, written into `out_vs`/`out_pg` (which must not overlap the inputs); no validation (see `vtrace`)."
     T, N = rewards.shape
     if T == 0: return
     g, rb, cb, z = _like(gamma, rewards), _like(rho_bar, rewards), _like(c_bar, rewards), _like(0.0, rewards)
     carry = np.zeros(N, rewards.dtype)
     for t in range(T - 1, -1, -1):
-        bl = behaviour_logp[t]; tl = target_logp[t]; r = rewards[t]; v = values[t]
-        te = terminated[t]; tr = truncated[t]; fv = final_values[t]
-        vn = last_values if t == T - 1 else values[t + 1]
-        ovs = out_vs[t]; opg = out_pg[t]
         for n in range(N):
-            ratio = _exp(tl[n] - bl[n])
+            ratio = _exp(target_logp[t, n] - behaviour_logp[t, n])
             rho = min(rb, ratio); c = min(cb, ratio)
-            nxt = fv[n] if tr[n] else vn[n] + carry[n]
-            nxt = z if te[n] else nxt
-            opg[n] = rho * (r[n] + g * nxt - v[n])
-            nv = fv[n] if tr[n] else vn[n]
-            nv = z if te[n] else nv
-            cr = z if (te[n] | tr[n]) else carry[n]
-            a = rho * (r[n] + g * nv - v[n]) + g * c * cr
+            f = final_values[t, n]; b = last_values[n] if t == T - 1 else values[t + 1, n]
+            v = values[t, n]; r = rewards[t, n]; cr = carry[n]
+            te = terminated[t, n]; tr = truncated[t, n]
+            nxt = f if tr else b + cr
+            nxt = z if te else nxt
+            out_pg[t, n] = rho * (r + g * nxt - v)
+            nv = f if tr else b
+            nv = z if te else nv
+            cr = z if (te | tr) else cr
+            a = rho * (r + g * nv - v) + g * c * cr
             carry[n] = a
-            ovs[n] = v[n] + a
+            out_vs[t, n] = v + a
 
 # %% ../../nbs/11_ops.vtrace.ipynb #c012
-@_njit_on_first_call(_sigs(nbt.int64, "FFFFBBFLfffFF"))
+@_njit_on_first_call(_sigs(nbt.int64, "FFFFBBFLfffFF"), pipeline_class=_NoAliasCompiler)
 def _vtrace_checked(behaviour_logp, target_logp, rewards, values, terminated, truncated, final_values, last_values,
                     gamma, rho_bar, c_bar, out_vs, out_pg):
-    "Shape/range checks (error code) then `vtrace_kernel`; compiled for [T, N] and [T] inputs."
+    "Shape/range checks (error code) then `vtrace_kernel`; compiled for [T, N] and [T] inputs; outputs must not overlap inputs."
     if not (0.0 <= gamma <= 1.0 and rho_bar > 0.0 and c_bar > 0.0): return 1
     if behaviour_logp.shape != rewards.shape or target_logp.shape != rewards.shape: return 1
     if not _shapes_ok(rewards, values, terminated, truncated, final_values, last_values): return 1

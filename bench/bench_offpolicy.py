@@ -113,18 +113,20 @@ def speed(algo, chunk, repeats, seed=0):
     tr.state.total_timesteps = budget   # schedules see the same run length in both libraries
     tr.train(warm); model.learn(warm, reset_num_timesteps=False)
     model._total_timesteps = budget
-    rates = {"loomnb": [], "sb3": []}
+    rates, cpu = {"loomnb": [], "sb3": []}, {"loomnb": [], "sb3": []}
     for i in range(repeats):
         for lib in (["loomnb", "sb3"] if i % 2 == 0 else ["sb3", "loomnb"]):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             if lib == "loomnb": tr.train(tr.state.global_step + chunk)
             else: model.learn(chunk, reset_num_timesteps=False)
-            rates[lib].append(chunk / (time.perf_counter() - t0))
+            rates[lib].append(chunk / (time.perf_counter() - t0)); cpu[lib].append(chunk / (time.process_time() - c0))
     ml, ms = _median(rates["loomnb"]), _median(rates["sb3"])
-    print(f"{algo} on {t['env']}: {repeats} alternating chunks of {chunk} env steps after {warm} warm-up steps")
-    print(f"  loomnb {ml:8.1f} steps/s  (chunks: {', '.join(f'{r:.0f}' for r in rates['loomnb'])})")
-    print(f"  sb3    {ms:8.1f} steps/s  (chunks: {', '.join(f'{r:.0f}' for r in rates['sb3'])})")
-    print(f"  ratio loomnb/sb3 (medians): {ml / ms:.2f}")
+    cl, cs = _median(cpu["loomnb"]), _median(cpu["sb3"])
+    print(f"{algo} on {t['env']}: {repeats} alternating chunks of {chunk} env steps after {warm} warm-up steps "
+          f"(load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end)")
+    print(f"  loomnb {ml:8.1f} steps/s, {cl:8.1f} per CPU-s  (chunks: {', '.join(f'{r:.0f}' for r in rates['loomnb'])})")
+    print(f"  sb3    {ms:8.1f} steps/s, {cs:8.1f} per CPU-s  (chunks: {', '.join(f'{r:.0f}' for r in rates['sb3'])})")
+    print(f"  ratio loomnb/sb3 (medians): {ml / ms:.2f} wall, {cl / cs:.2f} per CPU-second")
 
 
 def worker(lib, algo, seed, total):

@@ -33,6 +33,15 @@ def _act(activation: str) -> nn.Module:
     if activation not in _ACTIVATIONS: mlp(1, 1, (), activation)  # raises the did-you-mean ValueError
     return _ACTIVATIONS[activation]()
 
+def _inplace_relu(net: nn.Module) -> nn.Module:
+    "Make every `nn.ReLU` that directly follows a linear layer in an `nn.Sequential` in-place (same values, one buffer fewer)."
+    for m in net.modules():
+        if isinstance(m, nn.Sequential):
+            for prev, cur in zip(list(m)[:-1], list(m)[1:]):
+                # a linear layer's backward needs its input and weight, never its output, so overwriting it is safe
+                if isinstance(cur, nn.ReLU) and isinstance(prev, (nn.Linear, NoisyLinear)): cur.inplace = True
+    return net
+
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 _LOG2 = math.log(2.0)
 
@@ -58,7 +67,7 @@ class SquashedGaussianPolicy(nn.Module):
         super().__init__()
         self.obs_dim, self.act_dim = int(obs_dim), int(act_dim)
         self.log_std_min, self.log_std_max = float(log_std_min), float(log_std_max)
-        self.net = mlp(obs_dim, 2 * self.act_dim, hidden, activation, ortho_init=False)
+        self.net = _inplace_relu(mlp(obs_dim, 2 * self.act_dim, hidden, activation, ortho_init=False))
 
     def mean_log_std(self, obs):
         "Mean and clamped log-std of the pre-tanh Gaussian, each [B, act_dim]."
@@ -90,7 +99,7 @@ class DeterministicPolicy(nn.Module):
                 ):
         super().__init__()
         self.obs_dim, self.act_dim, self.max_action = int(obs_dim), int(act_dim), float(max_action)
-        self.net = mlp(obs_dim, act_dim, hidden, activation, ortho_init=False)
+        self.net = _inplace_relu(mlp(obs_dim, act_dim, hidden, activation, ortho_init=False))
 
     def forward(self, obs):
         "Actions [B, act_dim]."
@@ -108,7 +117,7 @@ class QNetwork(nn.Module):
                 ):
         super().__init__()
         self.obs_dim, self.act_dim = int(obs_dim), int(act_dim)
-        self.net = mlp(self.obs_dim + self.act_dim, 1, hidden, activation, ortho_init=False)
+        self.net = _inplace_relu(mlp(self.obs_dim + self.act_dim, 1, hidden, activation, ortho_init=False))
 
     def forward(self, obs, act):
         "Q-values [B]."
@@ -127,6 +136,7 @@ class EnsembleQNetwork(nn.Module):
         if int(n_critics) < 1: raise ValueError(f"`n_critics` must be >= 1, got {n_critics}")
         self.obs_dim, self.act_dim, self.n_critics = int(obs_dim), int(act_dim), int(n_critics)
         self.act_fn = _act(activation)
+        if isinstance(self.act_fn, nn.ReLU): self.act_fn.inplace = True   # on baddbmm/addmm outputs (not saved for backward)
         dims = [self.obs_dim + self.act_dim, *_hidden(hidden), 1]
         self.weights = nn.ParameterList(); self.biases = nn.ParameterList()
         for i, o in zip(dims[:-1], dims[1:]):
@@ -221,10 +231,10 @@ def reset_noise(module: nn.Module):
 # %% ../nbs/36a_qnets.ipynb #c025
 def _q_mlp(in_dim, out_dim, hidden, activation, noisy: bool) -> nn.Sequential:
     "An MLP of `nn.Linear` (or `NoisyLinear` when `noisy`) layers with PyTorch's default init."
-    if not noisy: return mlp(in_dim, out_dim, hidden, activation, ortho_init=False)
+    if not noisy: return _inplace_relu(mlp(in_dim, out_dim, hidden, activation, ortho_init=False))
     layers, d = [], int(in_dim)
     for h in _hidden(hidden): layers += [NoisyLinear(d, h), _act(activation)]; d = h
-    return nn.Sequential(*layers, NoisyLinear(d, int(out_dim)))
+    return _inplace_relu(nn.Sequential(*layers, NoisyLinear(d, int(out_dim))))
 
 class SimpleQNetwork(nn.Module):
     "DQN Q-network: obs -> Q-values [B, n_actions]."

@@ -523,6 +523,8 @@ class _Serving:
     def __init__(self, svc): self.svc = svc
     async def _weights(self, model_id):
         svc = self.svc
+        if svc._batching and (b := svc.trainer._batches.get(model_id)) is not None and b.weights is not None:
+            return b.weights, "success"  # this process's own updates that are not committed yet (validated when made)
         try: return await svc.resilience.call(svc.memory.load_weights, model_id), "success"
         except WeightSchemaError:
             cur = await svc.memory.get_current_version(model_id)

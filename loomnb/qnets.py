@@ -39,7 +39,8 @@ def _inplace_relu(net: nn.Module) -> nn.Module:
         if isinstance(m, nn.Sequential):
             for prev, cur in zip(list(m)[:-1], list(m)[1:]):
                 # a linear layer's backward needs its input and weight, never its output, so overwriting it is safe
-                if isinstance(cur, nn.ReLU) and isinstance(prev, (nn.Linear, NoisyLinear)): cur.inplace = True
+                if isinstance(cur, nn.ReLU) and (isinstance(prev, nn.Linear) or getattr(prev, "linear_layer", False)):
+                    cur.inplace = True
     return net
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -199,6 +200,7 @@ def _scaled_noise(n: int, device) -> torch.Tensor:
 
 class NoisyLinear(nn.Module):
     "Linear layer with factorised Gaussian parameter noise (NoisyNet); means only in eval mode."
+    linear_layer = True   # an affine map: its backward never needs its output (see `_inplace_relu`)
     def __init__(self, in_features: int, # Input features
                  out_features: int, # Output features
                  sigma0: float=0.5, # Initial noise scale (sigma = sigma0 / sqrt(in_features))

@@ -422,8 +422,9 @@ class SharedRewardJoiner:
         self.memory, self.wait, self.clock = memory, wait_seconds, clock
     async def add(self, decision_id: str, model_id, state_vector, action_index, propensity, available_actions) -> list:
         "Store a decision with its deadline (nothing is evicted: expiry bounds the store)."
-        rec = pack_experience(state_vector, action_index, 0.0, None, propensity, available_actions, timestamp=self.clock() + self.wait)
-        await self.memory.add_pending(decision_id, model_id, rec, self.clock() + self.wait); return []
+        deadline = self.clock() + self.wait
+        rec = pack_experience(state_vector, action_index, 0.0, None, propensity, available_actions, timestamp=deadline)
+        await self.memory.add_pending(decision_id, model_id, rec, deadline); return []
     async def discard(self, decision_id: str) -> None:
         "Stop waiting for `decision_id` (its reward was reported directly)."
         await self.memory.take_pending(decision_id, -math.inf)
@@ -463,8 +464,9 @@ class ReinforcementLearningService:
     async def close(self) -> None:
         "Persist batched feedback, stop background work and close the memory (in-process pending decisions are dropped)."
         if self._flusher is not None: self._flusher.cancel(); self._flusher = None
-        if self._batching and self.memory.is_ready(): await self.trainer.commit_due(self.algorithm, self.memory, force=True)
-        await self.memory.close()
+        try:
+            if self._batching and self.memory.is_ready(): await self.trainer.commit_due(self.algorithm, self.memory, force=True)
+        finally: await self.memory.close()
     async def _flush_loop(self):
         waits = [w for w in (self.settings.reward_wait_seconds / 4, self.settings.commit_interval_seconds if self._batching else 0) if w > 0]
         period = min(max(min(waits), 0.01), 1.0)

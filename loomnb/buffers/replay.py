@@ -136,14 +136,15 @@ def touch_rows(idx, O, NO, A, R, TE, TR, D, has_next, has_d):
     "Load the first and last value of every field of rows `idx` (brings them into cache with many misses in flight); returns their sum."
     B, Do, Da = idx.shape[0], O.shape[1], A.shape[1]
     s = 0.0
-    for b in range(B):
-        i = idx[b]
-        s += R[i] + TE[i] + TR[i]
-        if Do > 0:
-            s += O[i, 0] + O[i, Do - 1]
-            if has_next: s += NO[i, 0] + NO[i, Do - 1]
-        if Da > 0: s += A[i, 0] + A[i, Da - 1]
-        if has_d: s += D[i]
+    if Do > 0:                        # branch-free loops: the shorter the body, the more rows in flight
+        for b in range(B): s += O[idx[b], 0] + O[idx[b], Do - 1]
+        if has_next:
+            for b in range(B): s += NO[idx[b], 0] + NO[idx[b], Do - 1]
+    if Da > 0:
+        for b in range(B): s += A[idx[b], 0] + A[idx[b], Da - 1]
+    for b in range(B): s += R[idx[b]] + TE[idx[b]] + TR[idx[b]]
+    if has_d:
+        for b in range(B): s += D[idx[b]]
     return s
 
 @njit(cache=True, nogil=True)

@@ -12,12 +12,13 @@ from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence, runti
 import numpy as np
 from ..core import Config
 import redis.asyncio as aioredis
+import redis.exceptions as rex
 from .core import WeightSchemaError, Transition, encode_weights, decode_weights, as_state
 
 # %% auto #0
 __all__ = ['RLMemorySettings', 'StoredExperience', 'WeightVersionInfo', 'pack_experience', 'unpack_experience',
            'NormalizationState', 'RLMemoryProtocol', 'split_weights', 'join_weights', 'changed_parts', 'SQLiteRLMemory',
-           'RedisRLMemory', 'RedisServer', 'in_ci', 'redis_server_or_skip']
+           'resp_command', 'RedisRLMemory', 'RedisServer', 'in_ci', 'redis_server_or_skip']
 
 # %% ../../nbs/92_bandits.memory.ipynb #c006
 @dataclass
@@ -543,6 +544,16 @@ end
 return 1
 """
 
+def resp_command(*args) -> bytes:
+    "One Redis command in the RESP wire format (bytes, str, int and float arguments)."
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if isinstance(a, str): a = a.encode()
+        elif isinstance(a, int): a = b"%d" % a
+        elif isinstance(a, float): a = repr(a).encode()
+        out += [b"$%d\r\n" % len(a), a, b"\r\n"]
+    return b"".join(out)
+
 class _RedisCore(_MemoryBase):
     "Connection, keys and weights of the Redis memory."
     def __init__(self, settings: RLMemorySettings | dict | None = None, # Memory settings (uses `redis_url`, namespaces)
@@ -572,6 +583,18 @@ class _RedisCore(_MemoryBase):
     def _cli(self):
         if self.client is None or not self._ready: raise RuntimeError("the Redis memory is not connected: `await memory.connect()` first")
         return self.client
+    async def _run(self, script, keys, args):
+        "EVALSHA `script` on a pooled connection with the command packed by `resp_command` (the hot paths: load and CAS)."
+        pool = self._cli().connection_pool
+        conn = await pool.get_connection()
+        try:
+            await conn.send_packed_command(resp_command(b"EVALSHA", script.sha, len(keys), *keys, *args), check_health=False)
+            return await conn.read_response()
+        except rex.NoScriptError:  # the server lost its scripts (restart, SCRIPT FLUSH): the generic path reloads them
+            return await script(keys=keys, args=args, client=self.client)
+        except BaseException:
+            await conn.disconnect(); raise  # a half-read reply must not be left on a pooled connection
+        finally: await pool.release(conn)
 
     def _from_reply(self, model_id, rev, meta, flat):
         "Weights from a (meta blob, HGETALL list) reply; caches them."
@@ -588,8 +611,7 @@ class _RedisCore(_MemoryBase):
         return encode_weights(meta), [x for i, p in zip(ids, parts) for x in (i, encode_weights(p))], idx is None, per
     async def _load(self, model_id):
         rev0, w0 = self._cache.get(model_id, (-1, None))
-        res = await self._loadif(keys=[self._k(model_id, "rev"), self._k(model_id, "w"), self._k(model_id, "wp")],
-                                 args=[rev0], client=self._cli())
+        res = await self._run(self._loadif, [self._k(model_id, "rev"), self._k(model_id, "w"), self._k(model_id, "wp")], [rev0])
         rev = int(res[0])
         if len(res) == 1: return rev, w0
         return rev, self._from_reply(model_id, rev, res[1], res[2])
@@ -621,7 +643,7 @@ class _RedisCore(_MemoryBase):
             else:
                 meta, pairs, full, per = self._write_args(model_id, new, w, touched)
                 wargs = ["1", meta, "1" if full else "0"]
-            res = await self._cas(keys=keys, args=[rev, *wargs, *xargs, *pairs], client=self._cli())
+            res = await self._run(self._cas, keys, [rev, *wargs, *xargs, *pairs])
             if int(res[0]) == 1:
                 self._cache[model_id] = (int(res[1]), dict(new) if new is not None else w)
                 if new is not None: self._layout[model_id] = per
@@ -669,10 +691,10 @@ class RedisRLMemory(_RedisCore):
     def _pk(self): return [f"{self.settings.weights_namespace}:pending", f"{self.settings.weights_namespace}:pending:deadline"]
     async def add_pending(self, decision_id: str, model_id: str, record: bytes, deadline: float) -> None:
         "Keep a decision awaiting its reward until `deadline` (Unix time)."
-        await self._padd(keys=self._pk(), args=[decision_id, model_id.encode() + b"\x00" + record, repr(float(deadline))], client=self._cli())
+        await self._run(self._padd, self._pk(), [decision_id, model_id.encode() + b"\x00" + record, repr(float(deadline))])
     async def take_pending(self, decision_id: str, now: float) -> tuple[str, bytes, float] | None:
         "Remove and return (model_id, record, deadline) of a decision still waiting at `now`; None if unknown or expired."
-        r = await self._ptake(keys=self._pk(), args=[decision_id, repr(float(now))], client=self._cli())
+        r = await self._run(self._ptake, self._pk(), [decision_id, repr(float(now))])
         if not r: return None
         m, rec = r[0].split(b"\x00", 1); return m.decode(), rec, float(r[1])
     async def take_expired(self, now: float, limit: int=1000) -> list[tuple[str, str, bytes]]:

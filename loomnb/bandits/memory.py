@@ -467,7 +467,7 @@ _LUA_CAS = """
 local rev = tonumber(redis.call('GET', KEYS[1]) or '0')
 if rev ~= tonumber(ARGV[1]) then return {0, rev, redis.call('GET', KEYS[2]), redis.call('HGETALL', KEYS[7])} end
 if ARGV[2] == '1' then
-  redis.call('SET', KEYS[2], ARGV[3])
+  if ARGV[3] ~= '' then redis.call('SET', KEYS[2], ARGV[3]) end
   if ARGV[4] == '1' then redis.call('DEL', KEYS[7]) end
   for i = 6 + 3 * tonumber(ARGV[5]), #ARGV, 2 do redis.call('HSET', KEYS[7], ARGV[i], ARGV[i + 1]) end
   rev = rev + 1; redis.call('SET', KEYS[1], rev)
@@ -602,10 +602,12 @@ class _RedisCore(_MemoryBase):
         return self._assemble(model_id, rev, meta, {int(k): v for k, v in zip(flat[::2], flat[1::2])})
     def _write_args(self, model_id, weights, old=None, touched=None):
         "(meta blob, [index, part blob, ...], rewrite-all flag, per-action flag) for writing `weights`."
+        if self._layout.get(model_id) is True and touched is not None and old is not None and \
+           weights.get("n_actions") == old.get("n_actions") >= self.settings.per_action_min_actions:  # same layout: touched parts only
+            keys = _arm_keys(old)  # (an empty meta blob keeps the stored one)
+            return b"", [x for i in touched for x in (i, encode_weights({n: weights[n][i:i + 1] for n in keys}))], False, True
         per, idx = self._per_action(weights), None
-        if per and old is not None and self._layout.get(model_id) is True:
-            same = touched is not None and weights.get("n_actions") == old.get("n_actions")
-            idx = list(touched) if same else changed_parts(old, weights)
+        if per and old is not None and self._layout.get(model_id) is True: idx = changed_parts(old, weights)
         meta, parts = split_weights(weights, idx) if per else (weights, [])
         ids = range(len(parts)) if idx is None else idx
         return encode_weights(meta), [x for i, p in zip(ids, parts) for x in (i, encode_weights(p))], idx is None, per

@@ -179,6 +179,13 @@ class RLMetrics:
             if explored: self.child("exploration", algorithm).inc()
     def feedback(self, algorithm: str, model_id: str, reward: float):
         self.child("reward", algorithm).observe(reward); self.child("model_reward", model_id).observe(reward)
+    def updated(self, algorithm: str, model_id: str, reward: float, seconds: float):
+        "A successful update: `operation(..., 'update', 'success', ...)` plus `feedback`, from one cached tuple of children."
+        c = self._children.get(("updated", algorithm, model_id))
+        if c is None:
+            c = self._children[("updated", algorithm, model_id)] = (self.child("ops", algorithm, "update", "success"),
+                self.child("dur", algorithm, "update", "success"), self.child("reward", algorithm), self.child("model_reward", model_id))
+        c[0].inc(); c[1].observe(seconds); c[2].observe(reward); c[3].observe(reward)
     def operation(self, algorithm: str, operation: str, status: str, seconds: float):
         self.child("ops", algorithm, operation, status).inc(); self.child("dur", algorithm, operation, status).observe(seconds)
     def health(self, model_id: str, h):
@@ -562,15 +569,16 @@ class _Training:
                                propensity=None, available_actions=None) -> float:
         svc = self.svc; t0 = time.perf_counter(); name = svc.algorithm_name
         try:
-            if svc.settings.normalize_states: await svc._observe(model_id, state_vector)
-            x = svc._normalized(model_id, state_vector)
-            x2 = None if next_state_vector is None else svc._normalized(model_id, next_state_vector)
+            x, x2 = state_vector, next_state_vector
+            if svc.settings.normalize_states:
+                await svc._observe(model_id, state_vector)
+                x = svc._normalized(model_id, state_vector)
+                x2 = None if next_state_vector is None else svc._normalized(model_id, next_state_vector)
             td = await svc.trainer.process_experience(model_id, svc.algorithm, svc.memory, x, action_index, reward, x2,
                                                       propensity=propensity, available_actions=available_actions)
         except Exception:
             svc.metrics.operation(name, "update", "failure", time.perf_counter() - t0); raise
-        svc.metrics.operation(name, "update", "success", time.perf_counter() - t0)
-        svc.metrics.feedback(name, model_id, float(reward))
+        svc.metrics.updated(name, model_id, float(reward), time.perf_counter() - t0)
         return td
     async def _apply(self, d: PendingDecision, reward: float, outcome: str):
         self.svc.metrics.child("joins", d.model_id, outcome).inc()

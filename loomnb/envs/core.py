@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/envs.core.html.md"""
 
 # %% ../../nbs/30_envs.core.ipynb #c002
 from __future__ import annotations
-import dataclasses, hashlib, json, math, threading
+import dataclasses, hashlib, json, math, sys, threading
 from dataclasses import dataclass, field
 import numpy as np
 import numba
@@ -153,19 +153,15 @@ def _bad_value(env_name, space, actions, i):
     return ValueError(f"{env_name}: action {np.asarray(actions)[i].tolist()!r} of env {i} is outside {_space_str(space)}")
 
 # %% ../../nbs/30_envs.core.ipynb #c019
-_HDR = 16      # int64 header words: [last slot, needs_reset, max_steps, N, state_dim, obs_dim, n_params, ...]
+_HDR = 32      # int64 header words: [last slot, needs_reset, max_steps, N, state_dim, obs_dim, n_params, ...,
+               #  16 + 8 s + k: address of output array k of slot s (obs, rew, term, trunc, done, final_obs, ep_ret, ep_len)]
 _NEEDS_RESET, _BAD = 4, 5   # status codes (0-3: slot + 2 * any_episode_ended)
 
-@njit(cache=True, inline="always")
-def _al8(nbytes): return (nbytes + 7) // 8 * 8
-
 @njit(cache=True)
-def _layout(n, d, o, p):
-    "Byte offsets in `mem`: (state, t, ret, rng, params, slot 0, slot size) and, inside a slot, (fobs, rew, ep_ret, ep_len, term, trunc, done)."
-    st = _HDR * 8; t = st + n * d * 8; ret = t + n * 8; rng = ret + n * 8; par = rng + n * 32; s0 = par + max(p, 1) * 8
-    fobs = _al8(n * o * 4); rew = fobs + _al8(n * o * 4); er = rew + _al8(n * 4); el = er + n * 8
-    term = el + n * 8; trunc = term + _al8(n); done = trunc + _al8(n); size = done + _al8(n)
-    return st, t, ret, rng, par, s0, size, fobs, rew, er, el, term, trunc, done
+def _layout(n, d, p):
+    "Byte offsets in `mem` of (state, t, ret, rng, params) and its size."
+    st = _HDR * 8; t = st + n * d * 8; ret = t + n * 8; rng = ret + n * 8; par = rng + n * 32
+    return st, t, ret, rng, par, par + max(p, 1) * 8
 
 @intrinsic
 def _ptr(typingctx, mem, offset, dt):
@@ -176,17 +172,25 @@ def _ptr(typingctx, mem, offset, dt):
         return builder.bitcast(p, context.get_value_type(sig.return_type))
     return numba.types.CPointer(ty)(mem, offset, dt), codegen
 
+@intrinsic
+def _aptr(typingctx, addr, dt):
+    "Typed pointer from an int64 address (of an output array the env keeps alive)."
+    ty = dt.dtype if isinstance(dt, numba.types.DType) else dt.instance_type
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
+    return numba.types.CPointer(ty)(addr, dt), codegen
+
 @njit(cache=True, inline="always")
 def _step_views(mem):
-    "Typed views of `mem` for the next step: (state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, slot); slot -1 means reset() is needed."
+    "Typed views for the next step: (state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, slot); slot -1 means reset() is needed."
     h = carray(_ptr(mem, 0, np.int64), _HDR); n = h[3]; d = h[4]; o = h[5]
-    st, t, ret, rng, par, s0, size, fobs, rew, er, el, term, trunc, done = _layout(n, d, o, h[6])
-    s = 1 - h[0]; b = s0 + s * size
+    st, t, ret, rng, par, end = _layout(n, d, h[6])
+    s = 1 - h[0]; a = 16 + 8 * s
     return (carray(_ptr(mem, st, np.float64), (n, d)), carray(_ptr(mem, t, np.int64), n), carray(_ptr(mem, ret, np.float64), n),
             carray(_ptr(mem, rng, np.uint64), (n, 4)), carray(_ptr(mem, par, np.float64), max(h[6], 1)), h[2],
-            carray(_ptr(mem, b, np.float32), (n, o)), carray(_ptr(mem, b + rew, np.float32), n),
-            carray(_ptr(mem, b + term, np.bool_), n), carray(_ptr(mem, b + trunc, np.bool_), n), carray(_ptr(mem, b + done, np.bool_), n),
-            carray(_ptr(mem, b + fobs, np.float32), (n, o)), carray(_ptr(mem, b + er, np.float64), n), carray(_ptr(mem, b + el, np.int64), n),
+            carray(_aptr(h[a], np.float32), (n, o)), carray(_aptr(h[a + 1], np.float32), n),
+            carray(_aptr(h[a + 2], np.bool_), n), carray(_aptr(h[a + 3], np.bool_), n), carray(_aptr(h[a + 4], np.bool_), n),
+            carray(_aptr(h[a + 5], np.float32), (n, o)), carray(_aptr(h[a + 6], np.float64), n), carray(_aptr(h[a + 7], np.int64), n),
             -1 if h[1] != 0 else s)
 
 @njit(cache=True, inline="always")
@@ -211,6 +215,11 @@ def _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep
 _F32, _F64, _I64, _B = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_)
 _ND = np.ndarray
 _PAR_LOCK = threading.Lock()
+_rc = sys.getrefcount
+
+def _held(chk):
+    "Sum of the reference counts of a slot's returned objects: above its baseline while the caller holds one."
+    return _rc(chk[0]) + _rc(chk[1]) + _rc(chk[2]) + _rc(chk[3]) + _rc(chk[4]) + _rc(chk[5])
 
 def _locked(kernel):
     "Serialise calls of a parallel kernel: Numba's workqueue threading layer aborts on concurrent parallel launches."
@@ -233,8 +242,7 @@ class NativeVecEnv(VecEnv):
         n, params = self.num_envs, np.ascontiguousarray(params, dtype=np.float64).ravel()
         self._obs_shape = self.single_observation_space.shape
         d, o, p = self.state_dim, int(np.prod(self._obs_shape)), len(params)
-        lay = _layout(n, d, o, p)
-        self._mem = np.zeros(lay[5] + 2 * lay[6], np.uint8)
+        self._mem = np.zeros(_layout(n, d, p)[-1], np.uint8)
         self._mem[:_HDR * 8].view(np.int64)[:7] = [1, 1, 0, n, d, o, p]   # last slot 1 (first step writes 0), needs reset
         self._build_views()
         self._params[:p] = params
@@ -262,23 +270,30 @@ class NativeVecEnv(VecEnv):
         return self.num_envs >= self.parallel_min_envs if self._parallel is None else bool(self._parallel)
 
     def _build_views(self):
-        "NumPy views of `mem`: persistent arrays, the two output slots and their no-episode-ended results."
+        "NumPy views of `mem` (persistent arrays) and the two output slots."
         m, h = self._mem, self._mem[:_HDR * 8].view(np.int64)
         n, d, o, p = (int(x) for x in h[3:7])
-        st, t, ret, rng, par, s0, size, fobs, rew, er, el, term, trunc, done = _layout(n, d, o, p)
+        st, t, ret, rng, par, end = _layout(n, d, p)
         self._h = h
         self._state, self._t, self._ret = m[st:t].view(_F64).reshape(n, d), m[t:ret].view(_I64), m[ret:rng].view(_F64)
-        self._rng, self._params = m[rng:par].view(np.uint64).reshape(n, 4), m[par:s0].view(_F64)
-        oshape, slots, outs = (n, *self._obs_shape), [], []
-        for s in range(2):
-            b = s0 + s * size
-            sl = (m[b:b + n * o * 4].view(_F32).reshape(oshape), m[b + rew:b + rew + n * 4].view(_F32),
-                  m[b + term:b + term + n].view(_B), m[b + trunc:b + trunc + n].view(_B), m[b + done:b + done + n].view(_B),
-                  m[b + fobs:b + fobs + n * o * 4].view(_F32).reshape(oshape), m[b + er:b + el].view(_F64), m[b + el:b + term].view(_I64))
-            slots.append(sl)
-            outs.append(sl[:4] + ({"final_obs": sl[5], "done": sl[4], "episode_return": sl[6], "episode_length": sl[7]},))
-        self._slots, self._outs = tuple(slots), tuple(outs)
+        self._rng, self._params = m[rng:par].view(np.uint64).reshape(n, 4), m[par:end].view(_F64)
         self._no_done = np.zeros(n, _B); self._no_done.flags.writeable = False
+        self._slots, self._outs, self._chk, self._base = [None, None], [None, None], [None, None], [0, 0]
+        for s in range(2): self._new_slot(s)
+        self._nxt = 1 - int(h[0])   # the slot the next step writes
+
+    def _new_slot(self, s):
+        "New output arrays for slot `s` (their addresses go to the header), its no-episode-ended result and hold baseline."
+        n, shp = self.num_envs, (self.num_envs, *self._obs_shape)
+        sl = (np.zeros(shp, _F32), np.zeros(n, _F32), np.zeros(n, _B), np.zeros(n, _B), np.zeros(n, _B),
+              np.zeros(shp, _F32), np.zeros(n, _F64), np.zeros(n, _I64))
+        self._h[16 + 8 * s:24 + 8 * s] = [x.ctypes.data for x in sl]
+        f = self._no_done   # nothing ended: terminated, truncated and done are all False, final_obs is obs
+        info = {"final_obs": sl[0], "done": f, "episode_return": sl[6], "episode_length": sl[7]}
+        out = (sl[0], sl[1], f, f, info)
+        self._slots[s], self._outs[s], self._chk[s] = sl, out, (sl[0], sl[1], sl[6], sl[7], info, out)
+        del sl, info, out
+        self._base[s] = _held(self._chk[s])
 
     @property
     def max_episode_steps(self) -> int:
@@ -311,7 +326,7 @@ class NativeVecEnv(VecEnv):
         return ep
 
     def __getstate__(self):   # views and compiled entry points are rebuilt on unpickling (views must share `mem`)
-        return {k: v for k, v in self.__dict__.items() if k not in ("_h", "_state", "_t", "_ret", "_rng", "_params", "_slots", "_outs", "_no_done", "_ep", "_eps")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_h", "_state", "_t", "_ret", "_rng", "_params", "_slots", "_outs", "_chk", "_base", "_nxt", "_no_done", "_ep", "_eps")}
     def __setstate__(self, d):
         self.__dict__.update(d); self._build_views(); self._eps = {}; self._ep = self._entry(self._adtype)
 
@@ -339,24 +354,26 @@ class NativeVecEnv(VecEnv):
     def step(self, actions):
         "Step all copies; same-step autoreset; returns `(obs, reward, terminated, truncated, info)` (fresh arrays unless `copy` is False)."
         a = actions   # fast path: exactly the dtype and shape the compiled entry point was built for
-        if type(a) is _ND and a.dtype is self._adtype and a.shape == self._ashape: r = self._ep(self._mem, a)
-        else:
-            a, ep = self._prepare(actions); r = ep(self._mem, a)
-        if r < 2 and not self.copy: return self._outs[r]
+        if type(a) is _ND and a.dtype is self._adtype and a.shape == self._ashape: ep = self._ep
+        else: a, ep = self._prepare(actions)
+        if self.copy:   # the slot about to be written gets new arrays if the caller still holds any of its outputs
+            s = self._nxt
+            if _held(self._chk[s]) != self._base[s]: self._new_slot(s)
+        r = ep(self._mem, a)
+        if r < 2:
+            self._nxt = 1 - r
+            return self._outs[r]
         return self._results(r, a)
 
     def _results(self, r, a):
-        "Fresh results (copy=True, or an episode ended), or the error of a refused step."
+        "Results of a step where an episode ended (fresh info), or the error of a refused step."
         if r == _NEEDS_RESET: raise RuntimeError(f"{self.name}: call reset() before step()")
         if r >= _BAD: raise _bad_value(self.name, self.single_action_space, a, r - _BAD)
-        obs, rew, term, trunc, done, fobs, ep_ret, ep_len = self._slots[r & 1]
-        if r >= 2:
-            info = {"final_obs": fobs.copy(), "done": done.copy(), "episode_return": ep_ret.copy(), "episode_length": ep_len.copy()}
-            if not self.copy: return obs, rew, term, trunc, info
-        obs = obs.copy()
-        if r >= 2: return obs, rew.copy(), term.copy(), trunc.copy(), info
-        f = self._no_done   # nothing ended: terminated, truncated and done are all False
-        return obs, rew.copy(), f, f, {"final_obs": obs, "done": f, "episode_return": ep_ret.copy(), "episode_length": ep_len.copy()}
+        s = r - 2; self._nxt = 1 - s
+        obs, rew, term, trunc, done, fobs, ep_ret, ep_len = self._slots[s]
+        info = {"final_obs": fobs.copy(), "done": done.copy(), "episode_return": ep_ret.copy(), "episode_length": ep_len.copy()}
+        if self.copy: term, trunc = term.copy(), trunc.copy()   # not covered by the hold check
+        return obs, rew, term, trunc, info
 
     def get_state(self) -> dict:
         "Copies of every array that defines the env (physics, counters, returns, RNG, params)."

@@ -230,6 +230,35 @@ def push_one(pos, o, no, a, r, te, tr, O, NO, A, R, TE, TR):
     return pos + 1 if pos + 1 < O.shape[0] else 0
 
 # %% ../../nbs/21_buffers.replay.ipynb #c016
+def _record_offsets(obs_shape, obs_dtype, has_next, action_shape, action_dtype, store_discounts):
+    "Byte offsets of (obs, next_obs, actions, reward, discount, terminated, truncated) in one record (None: absent), and its width."
+    odt, adt = np.dtype(obs_dtype), np.dtype(action_dtype)
+    up = lambda x, k: -(-x // k) * k
+    no_ = odt.itemsize * int(np.prod(obs_shape, dtype=np.int64))
+    nxt = no_ if has_next else None
+    a = up(no_ * (2 if has_next else 1), adt.itemsize)
+    r = up(a + adt.itemsize * int(np.prod(action_shape, dtype=np.int64)), 4)
+    d = r + 4 if store_discounts else None
+    te = r + (8 if store_discounts else 4)
+    return (0, nxt, a, r, d, te, te + 1), up(te + 2, max(odt.itemsize, adt.itemsize, 4))
+
+def _record_fields(rec, obs_shape, obs_dtype, has_next, action_shape, action_dtype, store_discounts):
+    "(obs, next_obs, actions, rewards, discounts, terminated, truncated): strided views into the record array `rec` (None: absent)."
+    offs, width = _record_offsets(obs_shape, obs_dtype, has_next, action_shape, action_dtype, store_discounts)
+    assert rec.shape[1] == width and rec.dtype == np.uint8
+    def view(off, shape, dt):
+        if off is None: return None
+        dt = np.dtype(dt)
+        return np.ndarray((rec.shape[0], *shape), dt, buffer=rec, offset=off, strides=(width, *np.empty(shape, dt).strides))
+    return tuple(view(o, sh, dt) for o, sh, dt in zip(offs, (obs_shape, obs_shape, action_shape, (), (), (), ()),
+                                                       (obs_dtype, obs_dtype, action_dtype, np.float32, np.float32, bool, bool)))
+
+def _as_2d(a):
+    "`a` [capacity, ...] as a [capacity, -1] view, never a copy (raises if it had to be one)."
+    v = a.view(); v.shape = (a.shape[0], -1)
+    return v
+
+# %% ../../nbs/21_buffers.replay.ipynb #c019
 class ReplayBuffer:
     "Uniform experience replay over a preallocated ring of `capacity` transitions."
     def __init__(self, capacity: int, # Maximum number of transitions kept (oldest overwritten first)
@@ -247,15 +276,15 @@ class ReplayBuffer:
         self.obs_dtype, self.action_dtype = np.dtype(obs_dtype), np.dtype(action_dtype)
         self.optimize_memory, self.store_discounts = bool(optimize_memory), bool(store_discounts)
         cap = self.capacity
-        self.obs = np.zeros((cap, *self.obs_shape), self.obs_dtype)
-        self.next_obs = None if self.optimize_memory else np.zeros((cap, *self.obs_shape), self.obs_dtype)
-        self.actions = np.zeros((cap, *self.action_shape), self.action_dtype)
-        self.rewards = np.zeros(cap, np.float32)
-        self.terminated, self.truncated = np.zeros(cap, bool), np.zeros(cap, bool)
-        self.discounts = np.ones(cap, np.float32) if self.store_discounts else None
-        self._o2 = self.obs.reshape(cap, -1)           # 2-D views the kernels work on
-        self._no2 = self._o2[:0] if self.next_obs is None else self.next_obs.reshape(cap, -1)
-        self._a2 = self.actions.reshape(cap, -1)
+        self._rec = np.zeros((cap, _record_offsets(self.obs_shape, self.obs_dtype, not self.optimize_memory, self.action_shape,
+                                                   self.action_dtype, self.store_discounts)[1]), np.uint8)
+        (self.obs, self.next_obs, self.actions, self.rewards, self.discounts, self.terminated, self.truncated) = _record_fields(
+            self._rec, self.obs_shape, self.obs_dtype, not self.optimize_memory, self.action_shape, self.action_dtype,
+            self.store_discounts)
+        if self.discounts is not None: self.discounts[:] = 1.0
+        self._o2 = _as_2d(self.obs)                     # 2-D views the kernels work on
+        self._no2 = self._o2[:0] if self.next_obs is None else _as_2d(self.next_obs)
+        self._a2 = _as_2d(self.actions)
         self._d = np.ones(0, np.float32) if self.discounts is None else self.discounts
         self.pos = self.size = 0
         self.streams = None   # optimize_memory: number of envs, fixed by the first push
@@ -454,7 +483,7 @@ class ReplayBuffer:
         if self.optimize_memory: no = _shared_next_obs(self, idx)
         return ReplayBatch(o, a, r, no, te, tr, weights, idx, d if self.store_discounts else None)
 
-# %% ../../nbs/21_buffers.replay.ipynb #c028
+# %% ../../nbs/21_buffers.replay.ipynb #c031
 def _push_shared_obs(buf, o, a, r, no, te, tr, d):
     "optimize_memory push: obs stored once; episode ends and the newest step keep their own next_obs."
     B = o.shape[0]
@@ -507,7 +536,7 @@ def _shared_next_obs(buf, idx):
     if end.any(): nxt[end] = buf._final[f[end]]
     return nxt
 
-# %% ../../nbs/21_buffers.replay.ipynb #c033
+# %% ../../nbs/21_buffers.replay.ipynb #c036
 _FORMAT, _VERSION = "loomnb.replay", 1
 
 def _state(buf) -> tuple[dict, dict]:
@@ -552,7 +581,7 @@ def _read(path, cls_name) -> tuple[dict, dict]:
         raise ValueError(f"`path` holds a {meta.get('cls')}, not a {cls_name}: load it with {meta.get('cls')}.load")
     return meta, arr
 
-# %% ../../nbs/21_buffers.replay.ipynb #c034
+# %% ../../nbs/21_buffers.replay.ipynb #c037
 def _expect(arr, name, shape, dtype):
     a = arr.get(name)
     if a is None: raise ValueError(f"`path`: array `{name}` is missing")

@@ -8,6 +8,8 @@ n_epochs 20, ent_coef 0, linear lr 1e-3, linear clip 0.2), 100k steps budget. Pe
   * solve_s / solve_steps: wall time (from the start of training) and env steps at the first rollout end where
     the mean return of the last 10 finished training episodes is >= 475 (checked at rollout ends for every library);
   * sps: env steps per second over the run;
+  * solve_cpu_s / cpu_sps: the same with the process's CPU time (time.process_time, all threads) instead of wall time,
+    which other jobs on a shared machine disturb much less;
   * rss_mb: peak resident set size of the run's process.
   * rss_mb: peak resident set size of the run's process (VmHWM from /proc/self/status at the end of the run), with
     its anonymous (private heap) and file-backed (mapped shared libraries) parts at the end, and which heavy runtimes
@@ -69,11 +71,16 @@ NOT_LOOMNB = ("sb3_use_sde", "sb3_sde_sample_freq", "timesteps")
 
 
 class _Clock:
-    "Records the first time the mean of the last 10 episode returns reaches SOLVE."
-    def __init__(self): self.t0 = time.perf_counter(); self.solve_s = self.solve_steps = None
+    "Wall and process-CPU time from `start()`; records the first time the mean of the last 10 episode returns reaches SOLVE."
+    last = None
+    def __init__(self): self.start(); self.solve_s = self.solve_steps = self.solve_cpu_s = self.cpu_s = None; _Clock.last = self
+    def start(self): self.t0, self.c0 = time.perf_counter(), time.process_time()
+    def stop(self) -> float:
+        self.cpu_s = time.process_time() - self.c0; return time.perf_counter() - self.t0
     def check(self, returns, steps) -> bool:
         if self.solve_s is None and len(returns) >= 10 and sum(returns[-10:]) / 10 >= SOLVE:
             self.solve_s, self.solve_steps = time.perf_counter() - self.t0, steps
+            self.solve_cpu_s = time.process_time() - self.c0
         return self.solve_s is not None
 
 
@@ -86,9 +93,9 @@ def run_loomnb(env_id, seed, hp, total, stop_at_solve):
         def after_rollout(self, s):
             if clock.check(list(s.ep_returns), s.global_step) and stop_at_solve: return False
     tr = Trainer("ppo", env=env_id, seed=seed, config=cfg, callbacks=[Solve()], device="cpu")
-    clock.t0 = time.perf_counter()
+    clock.start()
     m = tr.train(total)
-    wall = time.perf_counter() - clock.t0
+    wall = clock.stop()
     ev = float(evaluate(tr, env_id, 10, True, 10_000).mean) if env_id != "CartPole-v1" else float("nan")
     return dict(solve_s=clock.solve_s, solve_steps=clock.solve_steps, steps=m["total_timesteps"], wall=wall,
                 sps=m["total_timesteps"] / wall, eval=ev)
@@ -123,9 +130,9 @@ def run_sb3(env_id, seed, hp, total, stop_at_solve):
                 gamma=hp["gamma"], n_epochs=hp["n_epochs"], ent_coef=hp["ent_coef"], learning_rate=lr, clip_range=clip,
                 seed=seed, device="cpu", verbose=0, use_sde=bool(hp.get("sb3_use_sde")),
                 sde_sample_freq=hp.get("sb3_sde_sample_freq", -1))
-    clock.t0 = time.perf_counter()
+    clock.start()
     model.learn(total, callback=CallbackList([cb, StopCB()]))
-    wall = time.perf_counter() - clock.t0
+    wall = clock.stop()
     ev = float("nan")
     if env_id != "CartPole-v1":
         if isinstance(env, VecNormalize): env.training, env.norm_reward = False, False
@@ -148,9 +155,9 @@ def run_rlox(env_id, seed, hp, total, stop_at_solve):
                ent_coef=hp["ent_coef"], learning_rate=hp["learning_rate"], clip_eps=hp["clip_eps"],
                anneal_lr=hp["anneal_lr"], clip_vloss=hp["clip_vloss"])
     holder["algo"] = algo
-    clock.t0 = time.perf_counter()
+    clock.start()
     algo.train(total)
-    wall = time.perf_counter() - clock.t0
+    wall = clock.stop()
     steps = holder["rollouts"] * hp["n_envs"] * hp["n_steps"]
     return dict(solve_s=clock.solve_s, solve_steps=clock.solve_steps, steps=steps, wall=wall, sps=steps / wall, eval=float("nan"))
 
@@ -166,7 +173,8 @@ def worker(lib, env_id, seed, total, stop_at_solve, no_sde=False):
     if no_sde: hp["sb3_use_sde"] = False
     load0 = os.getloadavg()[0]
     r = RUNNERS[lib](env_id, seed, hp, total, stop_at_solve)
-    st = _status()
+    st, c = _status(), _Clock.last
+    r.update(cpu_s=c.cpu_s, solve_cpu_s=c.solve_cpu_s, cpu_sps=r["steps"] / max(c.cpu_s, 1e-9))
     r.update(lib=lib, seed=seed, env=env_id, rss_mb=_rss_mb(), rss_anon_mb=st.get("RssAnon"), rss_file_mb=st.get("RssFile"),
              loaded={m: m in sys.modules for m in ("torch._dynamo", "numba", "scipy", "pandas", "matplotlib", "tensorboard")},
              load_start=load0, load_end=os.getloadavg()[0], timesteps=total, sb3_use_sde=bool(hp.get("sb3_use_sde")) and lib == "sb3")
@@ -241,15 +249,25 @@ def summarize(results, env, libs):
     base = by.get("sb3") or []
     total = max((r.get("timesteps") or r["steps"] for r in results), default=0)
     print(f"\n{env}, {max(len(v) for v in by.values())} seeds, budget {total} steps, medians (ratio vs sb3):")
-    print(f"{'lib':8s} {'solved':>7s} {'solve_s':>9s} {'ratio':>6s} {'solve_steps':>11s} {'steps/s':>8s} {'ratio':>6s} {'rss_MB':>7s} {'ratio':>6s} {'anon':>6s} {'file':>6s}")
+    cp = env == "CartPole-v1"  # the 475 threshold is CartPole's
+    print(f"{'lib':8s} " + (f"{'solved':>7s} {'solve_s':>9s} {'ratio':>6s} {'solve_steps':>11s} " if cp else "")
+          + f"{'steps/s':>8s} {'ratio':>6s} {'rss_MB':>7s} {'ratio':>6s} {'anon':>6s} {'file':>6s}")
     ms = lambda rs, k: _median([r.get(k) for r in rs])
     for l, rs in by.items():
         if not rs: continue
         row = [ms(rs, "solve_s"), ms(rs, "solve_steps"), ms(rs, "sps"), ms(rs, "rss_mb")]
         b = [ms(base, k) for k in ("solve_s", "solve_steps", "sps", "rss_mb")] if base else [float("nan")] * 4
         solved = sum(r["solve_s"] is not None for r in rs)
-        print(f"{l:8s} {solved:>3d}/{len(rs):<3d} {row[0]:9.2f} {row[0] / b[0]:6.2f} {row[1]:11.0f} {row[2]:8.0f} "
-              f"{row[2] / b[2]:6.2f} {row[3]:7.0f} {row[3] / b[3]:6.2f} {ms(rs, 'rss_anon_mb'):6.0f} {ms(rs, 'rss_file_mb'):6.0f}")
+        print(f"{l:8s} " + (f"{solved:>3d}/{len(rs):<3d} {row[0]:9.2f} {row[0] / b[0]:6.2f} {row[1]:11.0f} " if cp else "")
+              + f"{row[2]:8.0f} {row[2] / b[2]:6.2f} {row[3]:7.0f} {row[3] / b[3]:6.2f} {ms(rs, 'rss_anon_mb'):6.0f} {ms(rs, 'rss_file_mb'):6.0f}")
+    if any("cpu_s" in r for r in results):  # process CPU time: less sensitive to other jobs on a shared machine
+        print(f"\nprocess CPU time (medians, ratio vs sb3):\n{'lib':8s} " + (f"{'solve_cpu_s':>11s} {'ratio':>6s} " if cp else "")
+              + f"{'steps/cpu-s':>11s} {'ratio':>6s}")
+        for l, rs in by.items():
+            if not rs: continue
+            sc, cs = ms(rs, "solve_cpu_s"), ms(rs, "cpu_sps")
+            bsc, bcs = (ms(base, "solve_cpu_s"), ms(base, "cpu_sps")) if base else (float("nan"),) * 2
+            print(f"{l:8s} " + (f"{sc:11.2f} {sc / bsc:6.2f} " if cp else "") + f"{cs:11.0f} {cs / bcs:6.2f}")
     loads = [x for r in results for x in (r.get("load_start"), r.get("load_end")) if x is not None]
     if loads: print(f"load average during the runs: {min(loads):.1f}-{max(loads):.1f}")
     if env != "CartPole-v1":

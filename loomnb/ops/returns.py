@@ -131,7 +131,7 @@ def _njit_noalias(**kw):
     return njit(cache=True, pipeline_class=_NoAliasCompiler, **kw)
 
 # %% ../../nbs/10_ops.returns.ipynb #c016
-@_njit_noalias(fastmath={'contract'})
+@_njit_noalias(fastmath={'contract'}, inline='always')
 def _gae_rows(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
     "GAE on `[T, N]` rows, env loop innermost (vectorised); outputs must not overlap inputs."
     T, N = rewards.shape
@@ -170,7 +170,7 @@ def _ix_set_impl(x, t, val):
         def impl(x, t, val): x[t, 0] = val
     return impl
 
-@_njit_noalias(fastmath={'contract'})
+@_njit_noalias(fastmath={'contract'}, inline='always')
 def _gae_single(rewards, values, terminated, truncated, final_values, last_value, gamma, lam, out_adv, out_ret):
     "GAE loop for one env ([T] or [T, 1] arrays, scalar `last_value`): the carry and next value stay in registers."
     T = rewards.shape[0]
@@ -186,7 +186,7 @@ def _gae_single(rewards, values, terminated, truncated, final_values, last_value
         _ix_set(out_ret, t, carry + vt)
         vn = vt
 
-@_njit_noalias()
+@_njit_noalias(fastmath={'contract'})
 def gae_kernel(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
     "Raw GAE on `[T, N]` C-contiguous arrays, written into `out_adv`/`out_ret` (which must not overlap the inputs); no validation (see `gae`)."
     if rewards.shape[0] == 0: return
@@ -249,16 +249,16 @@ def _outputs(rewards, values):
     return buf[o1:o1 + n].reshape(rewards.shape), buf[o2:o2 + n].reshape(rewards.shape)
 
 # %% ../../nbs/10_ops.returns.ipynb #c024
-@_njit_on_first_call(_sigs(nbt.int64, "FFBBFLffFF"), pipeline_class=_NoAliasCompiler)
+@_njit_on_first_call(_sigs(nbt.int64, "FFBBFLffFF"), pipeline_class=_NoAliasCompiler, fastmath={'contract'})
 def _gae_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
-    "Shape/range checks (error code) then `gae_kernel`; compiled for [T, N] and [T] inputs; outputs must not overlap inputs."
+    "Shape/range checks (error code) then the GAE loop; compiled for [T, N] and [T] inputs; outputs must not overlap inputs."
     if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0): return 1
     if not _shapes_ok(rewards, values, terminated, truncated, final_values, last_values): return 1
     if rewards.ndim == 1 or rewards.shape[-1] == 1:  # one env: scalar loop, no [N] buffer for the bootstrap value
         _gae_single(rewards, values, terminated, truncated, final_values, _first(last_values), gamma, lam, out_adv, out_ret)
     else:
-        gae_kernel(_as2d(rewards), _as2d(values), _as2d(terminated), _as2d(truncated), _as2d(final_values),
-                   _lv(rewards, last_values), gamma, lam, _as2d(out_adv), _as2d(out_ret))
+        _gae_rows(_as2d(rewards), _as2d(values), _as2d(terminated), _as2d(truncated), _as2d(final_values),
+                  _lv(rewards, last_values), gamma, lam, _as2d(out_adv), _as2d(out_ret))
     return 0
 
 # %% ../../nbs/10_ops.returns.ipynb #c025

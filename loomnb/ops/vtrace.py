@@ -79,7 +79,7 @@ def _exp_array(x, out):
     for i in range(x.shape[0]): out[i] = _exp(x[i])
 
 # %% ../../nbs/11_ops.vtrace.ipynb #c011
-@_njit_noalias()
+@_njit_noalias(inline='always')
 def vtrace_kernel(behaviour_logp, target_logp, rewards, values, terminated, truncated, final_values, last_values,
                   gamma, rho_bar, c_bar, out_vs, out_pg):
     "Raw V-trace on `[T, N]` C-contiguous arrays, written into `out_vs`/`out_pg` (which must not overlap the inputs); no validation (see `vtrace`)."

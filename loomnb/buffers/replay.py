@@ -305,6 +305,26 @@ class ReplayBuffer:
         self._act_types = (() if self._a_nd != 1 else (int, np.int64, np.int32) if k in "iu" else
                            (float, int, np.float64, np.float32, np.int64, np.int32) if k == "f" else ())
 
+    _VIEWS = ("obs", "next_obs", "actions", "rewards", "discounts", "terminated", "truncated", "_o2", "_no2", "_a2", "_d")
+
+    def __getstate__(self):
+        "Pickle/deepcopy the record array once; the field views are rebuilt on the other side (a pickled view would be a copy)."
+        st = self.__dict__.copy()
+        if "_rec" in st:
+            for k in self._VIEWS: st.pop(k, None)
+        return st
+
+    def __setstate__(self, st):
+        self.__dict__.update(st)
+        if "_rec" in st:
+            (self.obs, self.next_obs, self.actions, self.rewards, self.discounts, self.terminated, self.truncated) = \
+                _record_fields(self._rec, self.obs_shape, self.obs_dtype, not self.optimize_memory, self.action_shape,
+                               self.action_dtype, self.store_discounts)
+            self._o2 = _as_2d(self.obs)
+            self._no2 = self._o2[:0] if self.next_obs is None else _as_2d(self.next_obs)
+            self._a2 = _as_2d(self.actions)
+            self._d = np.ones(0, np.float32) if self.discounts is None else self.discounts
+
     def __len__(self): return self.size
     def __repr__(self):
         return (f"{type(self).__name__}(size={self.size}/{self.capacity}, obs={self.obs_shape}:{self.obs_dtype}, "

@@ -221,6 +221,10 @@ def _held(chk):
     "Sum of the reference counts of a slot's returned objects: above its baseline while the caller holds one."
     return _rc(chk[0]) + _rc(chk[1]) + _rc(chk[2]) + _rc(chk[3]) + _rc(chk[4]) + _rc(chk[5])
 
+def _held_all(chk):
+    "`_held` of any number of objects."
+    return sum(map(_rc, chk))
+
 def _locked(kernel):
     "Serialise calls of a parallel kernel: Numba's workqueue threading layer aborts on concurrent parallel launches."
     def call(mem, a):
@@ -278,22 +282,26 @@ class NativeVecEnv(VecEnv):
         self._state, self._t, self._ret = m[st:t].view(_F64).reshape(n, d), m[t:ret].view(_I64), m[ret:rng].view(_F64)
         self._rng, self._params = m[rng:par].view(np.uint64).reshape(n, 4), m[par:end].view(_F64)
         self._no_done = np.zeros(n, _B); self._no_done.flags.writeable = False
-        self._slots, self._outs, self._chk, self._base = [None, None], [None, None], [None, None], [0, 0]
+        self._slots, self._res, self._pend, self._pend_end = [None, None], [None] * 4, [None, None], [None, None]
         for s in range(2): self._new_slot(s)
         self._nxt = 1 - int(h[0])   # the slot the next step writes
 
     def _new_slot(self, s):
-        "New output arrays for slot `s` (their addresses go to the header), its no-episode-ended result and hold baseline."
+        "New output arrays for slot `s` (addresses to the header), its two prebuilt results and their hold checks."
         n, shp = self.num_envs, (self.num_envs, *self._obs_shape)
         sl = (np.zeros(shp, _F32), np.zeros(n, _F32), np.zeros(n, _B), np.zeros(n, _B), np.zeros(n, _B),
               np.zeros(shp, _F32), np.zeros(n, _F64), np.zeros(n, _I64))
         self._h[16 + 8 * s:24 + 8 * s] = [x.ctypes.data for x in sl]
         f = self._no_done   # nothing ended: terminated, truncated and done are all False, final_obs is obs
-        info = {"final_obs": sl[0], "done": f, "episode_return": sl[6], "episode_length": sl[7]}
-        out = (sl[0], sl[1], f, f, info)
-        self._slots[s], self._outs[s], self._chk[s] = sl, out, (sl[0], sl[1], sl[6], sl[7], info, out)
-        del sl, info, out
-        self._base[s] = _held(self._chk[s])
+        info0 = {"final_obs": sl[0], "done": f, "episode_return": sl[6], "episode_length": sl[7]}
+        info1 = {"final_obs": sl[5], "done": sl[4], "episode_return": sl[6], "episode_length": sl[7]}
+        out0, out1 = (sl[0], sl[1], f, f, info0), (sl[0], sl[1], sl[2], sl[3], info1)
+        self._slots[s], self._res[s], self._res[2 + s] = sl, out0, out1
+        chk0, chk_all = (sl[0], sl[1], sl[6], sl[7], info0, out0), sl + (info0, out0, info1, out1)
+        del sl, info0, info1, out0, out1
+        # what to check before the next write: the no-episode-ended result, or everything once the other was returned
+        self._pend[s] = (_held, chk0, _held(chk0))
+        self._pend_end[s] = (_held_all, chk_all, _held_all(chk_all), chk0)   # keeps chk0 (and its references) alive
 
     @property
     def max_episode_steps(self) -> int:
@@ -326,7 +334,7 @@ class NativeVecEnv(VecEnv):
         return ep
 
     def __getstate__(self):   # views and compiled entry points are rebuilt on unpickling (views must share `mem`)
-        return {k: v for k, v in self.__dict__.items() if k not in ("_h", "_state", "_t", "_ret", "_rng", "_params", "_slots", "_outs", "_chk", "_base", "_nxt", "_no_done", "_ep", "_eps")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_h", "_state", "_t", "_ret", "_rng", "_params", "_slots", "_res", "_pend", "_pend_end", "_nxt", "_no_done", "_ep", "_eps")}
     def __setstate__(self, d):
         self.__dict__.update(d); self._build_views(); self._eps = {}; self._ep = self._entry(self._adtype)
 
@@ -357,23 +365,20 @@ class NativeVecEnv(VecEnv):
         if type(a) is _ND and a.dtype is self._adtype and a.shape == self._ashape: ep = self._ep
         else: a, ep = self._prepare(actions)
         if self.copy:   # the slot about to be written gets new arrays if the caller still holds any of its outputs
-            s = self._nxt
-            if _held(self._chk[s]) != self._base[s]: self._new_slot(s)
+            s = self._nxt; p = self._pend[s]
+            if p[0](p[1]) != p[2]: self._new_slot(s)
         r = ep(self._mem, a)
         if r < 2:
             self._nxt = 1 - r
-            return self._outs[r]
+            return self._res[r]
         return self._results(r, a)
 
     def _results(self, r, a):
-        "Results of a step where an episode ended (fresh info), or the error of a refused step."
+        "Results of a step where an episode ended, or the error of a refused step."
         if r == _NEEDS_RESET: raise RuntimeError(f"{self.name}: call reset() before step()")
         if r >= _BAD: raise _bad_value(self.name, self.single_action_space, a, r - _BAD)
-        s = r - 2; self._nxt = 1 - s
-        obs, rew, term, trunc, done, fobs, ep_ret, ep_len = self._slots[s]
-        info = {"final_obs": fobs.copy(), "done": done.copy(), "episode_return": ep_ret.copy(), "episode_length": ep_len.copy()}
-        if self.copy: term, trunc = term.copy(), trunc.copy()   # not covered by the hold check
-        return obs, rew, term, trunc, info
+        s = r - 2; self._nxt = 1 - s; self._pend[s] = self._pend_end[s]
+        return self._res[r]
 
     def get_state(self) -> dict:
         "Copies of every array that defines the env (physics, counters, returns, RNG, params)."

@@ -206,7 +206,8 @@ def stage_worker(lib):
                         dynamo="torch._dynamo" in sys.modules, numba="numba" in sys.modules))
     print("RESULT " + json.dumps(out), flush=True)
 
-def rss_breakdown(libs, repeats=2):
+def rss_breakdown(libs, repeats=2, json_path=None):
+    allruns = {}
     print(f"VmHWM after each stage (MB), fresh process per library, median of {repeats}; load {os.getloadavg()[0]:.1f}")
     for lib in libs:
         runs = []
@@ -217,6 +218,7 @@ def rss_breakdown(libs, repeats=2):
             if p.returncode or not line: print(f"[{lib}] FAILED rc={p.returncode}\n{p.stderr[-2000:]}", file=sys.stderr); break
             runs.append(json.loads(line[-1][7:]))
         if not runs: continue
+        allruns[lib] = runs
         print(f"\n{lib}:\n{'stage':36s} {'VmHWM':>7s} {'+':>6s} {'anon':>6s} {'file':>6s} {'mods':>5s} {'s':>5s} dynamo numba")
         prev = 0.0
         for i, st in enumerate(runs[0]):
@@ -225,6 +227,8 @@ def rss_breakdown(libs, repeats=2):
             print(f"{st['stage']:36s} {h:7.1f} {h - prev:+6.1f} {med('RssAnon'):6.1f} {med('RssFile'):6.1f} {st['modules']:5d} "
                   f"{med('s'):5.2f} {str(st['dynamo']):6s} {st['numba']}")
             prev = h
+    if json_path:
+        with open(json_path, "w") as f: json.dump(dict(load=os.getloadavg()[0], runs=allruns), f, indent=1)
 
 
 def _median(xs):
@@ -305,7 +309,7 @@ def main(argv=None):
     libs = a.libs.split(",")
     for l in libs:
         if l not in RUNNERS: ap.error(f"unknown library {l!r}; choose from {list(RUNNERS)}")
-    if a.rss_breakdown: return rss_breakdown([l for l in libs if l in STAGES])
+    if a.rss_breakdown: return rss_breakdown([l for l in libs if l in STAGES], json_path=a.json)
     total = a.timesteps or ZOO[a.env]["timesteps"]
     results = []
     if "loomnb" in libs:  # fill the Numba cache first: compiling instead of loading adds ~40 MB peak RSS and seconds

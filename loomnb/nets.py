@@ -236,6 +236,8 @@ class FusedAdam(torch.optim.Adam):
         if closure is not None:
             with torch.enable_grad(): loss = closure()
         for g in self.param_groups:
+            if g.get("amsgrad") or g.get("decoupled_weight_decay"):  # only reachable through load_state_dict
+                raise ValueError("FusedAdam: a param group asks for amsgrad or decoupled weight decay; use torch.optim.Adam/AdamW")
             ps, gs, ms, vs, steps = [], [], [], [], []
             for p in g["params"]:
                 if p.grad is None: continue

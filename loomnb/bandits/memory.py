@@ -321,8 +321,9 @@ class _SQLiteCore(_MemoryBase):
             keys = _arm_keys(old)  # the layout and the scalars are unchanged: rewrite the touched actions only
             if c.execute("UPDATE weights SET rev = ? WHERE model_id = ? AND rev = ?", (rev + 1, model_id, rev)).rowcount != 1: return False
             for i in touched:
-                c.execute("UPDATE weight_parts SET blob = ? WHERE model_id = ? AND part = ?",
-                          (encode_weights({n: new[n][i:i + 1] for n in keys}), model_id, i))
+                blob = encode_weights({n: new[n][i:i + 1] for n in keys})
+                if c.execute("UPDATE weight_parts SET blob = ? WHERE model_id = ? AND part = ?", (blob, model_id, i)).rowcount != 1:
+                    c.execute("INSERT OR REPLACE INTO weight_parts (model_id, part, blob) VALUES (?, ?, ?)", (model_id, i, blob))
             per = True
         elif layout is False and not (per := self._per_action(new)):
             if c.execute("UPDATE weights SET rev = ?, blob = ? WHERE model_id = ? AND rev = ?",

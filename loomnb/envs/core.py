@@ -215,13 +215,13 @@ def _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep
 _F32, _F64, _I64, _B = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_)
 _ND = np.ndarray
 _PAR_LOCK = threading.Lock()
-_rc = sys.getrefcount
 
-def _held(chk):
-    "Sum of the reference counts of a slot's returned objects: above its baseline while the caller holds one."
-    return _rc(chk[0]) + _rc(chk[1]) + _rc(chk[2]) + _rc(chk[3]) + _rc(chk[4]) + _rc(chk[5])
+def _held(chk, _rc=sys.getrefcount):
+    "Sum of the reference counts of a slot's six no-episode-end objects: above its baseline while the caller holds one."
+    a, b, c, d, e, f = chk
+    return _rc(a) + _rc(b) + _rc(c) + _rc(d) + _rc(e) + _rc(f)
 
-def _held_all(chk):
+def _held_all(chk, _rc=sys.getrefcount):
     "`_held` of any number of objects."
     return sum(map(_rc, chk))
 
@@ -282,7 +282,7 @@ class NativeVecEnv(VecEnv):
         self._state, self._t, self._ret = m[st:t].view(_F64).reshape(n, d), m[t:ret].view(_I64), m[ret:rng].view(_F64)
         self._rng, self._params = m[rng:par].view(np.uint64).reshape(n, 4), m[par:end].view(_F64)
         self._no_done = np.zeros(n, _B); self._no_done.flags.writeable = False
-        self._slots, self._res, self._pend, self._pend_end = [None, None], [None] * 4, [None, None], [None, None]
+        self._slots, self._res, self._pend, self._pend_end, self._keep = [None, None], [None] * 4, [None, None], [None, None], [None, None]
         for s in range(2): self._new_slot(s)
         self._nxt = 1 - int(h[0])   # the slot the next step writes
 
@@ -300,8 +300,9 @@ class NativeVecEnv(VecEnv):
         chk0, chk_all = (sl[0], sl[1], sl[6], sl[7], info0, out0), sl + (info0, out0, info1, out1)
         del sl, info0, info1, out0, out1
         # what to check before the next write: the no-episode-ended result, or everything once the other was returned
+        self._keep[s] = chk0   # alive as long as the slot, so the baselines stay exact
         self._pend[s] = (_held, chk0, _held(chk0))
-        self._pend_end[s] = (_held_all, chk_all, _held_all(chk_all), chk0)   # keeps chk0 (and its references) alive
+        self._pend_end[s] = (_held_all, chk_all, _held_all(chk_all))
 
     @property
     def max_episode_steps(self) -> int:
@@ -334,7 +335,7 @@ class NativeVecEnv(VecEnv):
         return ep
 
     def __getstate__(self):   # views and compiled entry points are rebuilt on unpickling (views must share `mem`)
-        return {k: v for k, v in self.__dict__.items() if k not in ("_h", "_state", "_t", "_ret", "_rng", "_params", "_slots", "_res", "_pend", "_pend_end", "_nxt", "_no_done", "_ep", "_eps")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_h", "_state", "_t", "_ret", "_rng", "_params", "_slots", "_res", "_pend", "_pend_end", "_keep", "_nxt", "_no_done", "_ep", "_eps")}
     def __setstate__(self, d):
         self.__dict__.update(d); self._build_views(); self._eps = {}; self._ep = self._entry(self._adtype)
 
@@ -365,8 +366,8 @@ class NativeVecEnv(VecEnv):
         if type(a) is _ND and a.dtype is self._adtype and a.shape == self._ashape: ep = self._ep
         else: a, ep = self._prepare(actions)
         if self.copy:   # the slot about to be written gets new arrays if the caller still holds any of its outputs
-            s = self._nxt; p = self._pend[s]
-            if p[0](p[1]) != p[2]: self._new_slot(s)
+            held, chk, base = self._pend[self._nxt]
+            if held(chk) != base: self._new_slot(self._nxt)
         r = ep(self._mem, a)
         if r < 2:
             self._nxt = 1 - r

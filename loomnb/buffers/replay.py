@@ -10,12 +10,12 @@ import json, math, os, tempfile
 from pathlib import Path
 from typing import NamedTuple
 import numpy as np
-from numba import njit, types
+from numba import njit, types, from_dtype
 from numba.extending import overload
 
 # %% auto #0
 __all__ = ['ReplayBatch', 'ring_write', 'gather_rows', 'uniform_indices', 'sample_rows', 'touch_rows', 'gather_into',
-           'sample_into', 'push_rows', 'push_one', 'ReplayBuffer']
+           'sample_into', 'push_rows', 'push_rec', 'push_one', 'ReplayBuffer']
 
 # %% ../../nbs/21_buffers.replay.ipynb #c006
 class ReplayBatch(NamedTuple):
@@ -194,9 +194,37 @@ def push_rows(pos, o, no, a, r, te, tr, O, NO, A, R, TE, TR):
         if j == cap: j = 0
     return j
 
+@njit(cache=True, nogil=True)
+def push_rec(pos, o, no, a, r, te, tr, rec, offs):
+    "`push_rows` into the byte record `rec` (offs: action column, reward column, terminated byte, Do, Da): next position or -1/-2/-3 (raw kernel)."
+    B, cap, Do, Da = r.shape[0], rec.shape[0], offs[3], offs[4]
+    if B > cap: return -3
+    if (o.shape[0] != B or no.shape[0] != B or a.shape[0] != B or te.shape[0] != B or tr.shape[0] != B
+            or o.shape[1] != Do or no.shape[1] != Do or _width(a) != Da): return -1
+    for i in range(B):
+        if not np.isfinite(r[i]): return -2
+    ro, ra, rr = rec.view(o.dtype), rec.view(a.dtype), rec.view(np.float32)   # the record as rows of each field's dtype
+    ca, cr, ct = offs[0], offs[1], offs[2]
+    j = pos
+    for i in range(B):
+        for k in range(Do): ro[j, k] = o[i, k]
+        for k in range(Do): ro[j, Do + k] = no[i, k]
+        for k in range(Da): ra[j, ca + k] = _at(a, i, k)
+        rr[j, cr] = r[i]; rec[j, ct] = te[i]; rec[j, ct + 1] = tr[i]
+        j += 1
+        if j == cap: j = 0
+    return j
+
 def _row_len(a): "Number of values in `a`: a 1-D array's length, 1 for a scalar (Numba overload below)."
 def _width(a): "Values per row of a batch `a`: a.shape[1] for [B, D], 1 for [B] (Numba overload below)."
 def _put_row(A, j, a): "Write `a` (a 1-D array or a scalar) into row `j` of the 2-D `A` (Numba overload below)."
+
+def _at(a, i, k): "a[i, k] of a 2-D `a`, a[i] of a 1-D one (Numba overload below)."
+
+@overload(_at)
+def _at_nb(a, i, k):
+    if a.ndim == 2: return lambda a, i, k: a[i, k]
+    return lambda a, i, k: a[i]
 
 @overload(_row_len)
 def _row_len_nb(a):
@@ -216,6 +244,22 @@ def _put_row_nb(A, j, a):
         return put
     def put_scalar(A, j, a): A[j, 0] = a
     return put_scalar
+
+_PUSH_EPS = {}   # (obs dtype, action dtype, action ndim, reward dtype) -> compiled `push_rec` entry point
+
+def _push_entry(odt, adt, a_nd, rdt):
+    "The compiled `push_rec` for these input dtypes ('A' layout: any strides), callable without type dispatch (else the dispatcher)."
+    key = (odt, adt, a_nd, rdt)
+    ep = _PUSH_EPS.get(key)
+    if ep is None:
+        arr = lambda dt, nd: types.Array(from_dtype(dt), nd, "A")
+        sig = (types.int64, arr(odt, 2), arr(odt, 2), arr(adt, a_nd), arr(rdt, 1), arr(_BOOL, 1), arr(_BOOL, 1),
+               types.Array(types.uint8, 2, "C"), types.Array(types.int64, 1, "C"))
+        try:
+            push_rec.compile(sig); ep = push_rec.overloads[sig].entry_point
+        except Exception: ep = push_rec   # no entry point in this Numba version: the (type-checking) dispatcher
+        _PUSH_EPS[key] = ep
+    return ep
 
 @njit(cache=True, nogil=True)
 def push_one(pos, o, no, a, r, te, tr, O, NO, A, R, TE, TR):
@@ -292,6 +336,7 @@ class ReplayBuffer:
         self._set_fast_paths()
 
     _fast_push = _fast_gather = _hook = False   # class defaults for subclasses that build their own storage
+    _push_keys = ((), ())
 
     def _set_fast_paths(self):
         "Decide once which fast paths apply: plain storage, vector observations, actions of at most one dimension."
@@ -301,9 +346,23 @@ class ReplayBuffer:
         self._hook = cls._on_write is not ReplayBuffer._on_write       # e.g. prioritized: new slots get max priority
         self._fast_gather = not self.optimize_memory and cls._gather is ReplayBuffer._gather
         self._a_nd = len(self.action_shape) + 1                        # ndim of a batch of actions
+        self._fast_push = self._fast_push and getattr(self, "_rec", None) is not None and self._rec.flags.c_contiguous
+        if self._fast_push:     # push_rec's layout facts, and the exact input (dtypes, ndims) it takes without checks
+            offs = _record_offsets(self.obs_shape, self.obs_dtype, True, self.action_shape, self.action_dtype, False)[0]
+            self._push_offs = np.array([offs[2] // self.action_dtype.itemsize, offs[3] // 4, offs[5],
+                                        self._o2.shape[1], self._a2.shape[1]], np.int64)
+            o, a = self.obs_dtype, self.action_dtype
+            self._push_keys = tuple((o, o, a, r, _BOOL, _BOOL, 2, 2, self._a_nd, 1, 1, 1) for r in _REWARD_DTYPES)
+        else: self._push_keys = ((), ())
+        self._push_eps = [None] * len(_REWARD_DTYPES)                  # resolved on first use (`_push_entry`)
         k = self.action_dtype.kind                                     # scalar actions the single-push kernel takes
         self._act_types = (() if self._a_nd != 1 else (int, np.int64, np.int32) if k in "iu" else
                            (float, int, np.float64, np.float32, np.int64, np.int32) if k == "f" else ())
+
+    def _push_entry(self, w):
+        "Resolve (once) the compiled `push_rec` for reward dtype number `w`."
+        ep = self._push_eps[w] = _push_entry(self.obs_dtype, self.action_dtype, self._a_nd, _REWARD_DTYPES[w])
+        return ep
 
     _VIEWS = ("obs", "next_obs", "actions", "rewards", "discounts", "terminated", "truncated", "_o2", "_no2", "_a2", "_d")
 
@@ -312,6 +371,7 @@ class ReplayBuffer:
         st = self.__dict__.copy()
         if "_rec" in st:
             for k in self._VIEWS: st.pop(k, None)
+        st["_push_eps"] = [None] * len(_REWARD_DTYPES)   # compiled entry points do not pickle; resolved again on use
         return st
 
     def __setstate__(self, st):
@@ -370,20 +430,21 @@ class ReplayBuffer:
 
     def push_batch(self, obs, action, reward, next_obs, terminated, truncated, discount=None):
         "Store a batch of B transitions (arrays with leading dimension B)."
-        nd, odt = np.ndarray, self.obs_dtype
-        if (self._fast_push and discount is None and type(obs) is nd and type(next_obs) is nd and type(action) is nd
-                and type(reward) is nd and type(terminated) is nd and type(truncated) is nd and obs.dtype is odt
-                and next_obs.dtype is odt and action.dtype is self.action_dtype and reward.dtype in _REWARD_DTYPES
-                and terminated.dtype is _BOOL and truncated.dtype is _BOOL and obs.ndim == 2 and next_obs.ndim == 2
-                and action.ndim == self._a_nd and reward.ndim == 1 and terminated.ndim == 1 and truncated.ndim == 1):
-            start = self.pos
-            p = push_rows(start, obs, next_obs, action, reward, terminated, truncated, self._o2, self._no2, self._a2,
-                          self.rewards, self.terminated, self.truncated)
-            if p >= 0:         # else: bad shapes, a bad reward or B > capacity, handled (or raised) below
-                B, cap = reward.shape[0], self.capacity
-                self.pos = p; n = self.size + B; self.size = n if n < cap else cap
-                if self._hook: self._on_write(start, B, cap)
-                return
+        if discount is None:
+            try: k = (obs.dtype, next_obs.dtype, action.dtype, reward.dtype, terminated.dtype, truncated.dtype,
+                      obs.ndim, next_obs.ndim, action.ndim, reward.ndim, terminated.ndim, truncated.ndim)
+            except AttributeError: k = None
+            keys = self._push_keys          # ((), ()) without a fast path
+            w = 0 if k == keys[0] else 1 if k == keys[1] else -1
+            if w >= 0:         # exact dtypes and ndims: the compiled kernel, without type dispatch
+                ep = self._push_eps[w] or self._push_entry(w)
+                start = self.pos
+                p = ep(start, obs, next_obs, action, reward, terminated, truncated, self._rec, self._push_offs)
+                if p >= 0:     # else: bad shapes, a bad reward or B > capacity, handled (or raised) below
+                    n, cap = self.size + reward.shape[0], self.capacity
+                    self.pos = p; self.size = n if n < cap else cap
+                    if self._hook: self._on_write(start, reward.shape[0], cap)
+                    return
         B = self._fast_size(obs, action, reward, next_obs, terminated, truncated, discount)
         if B < 0:   # not already exact-typed arrays: full validation and conversion
             obs, action, reward, next_obs, terminated, truncated, discount = self._validate(

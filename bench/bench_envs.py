@@ -1,8 +1,8 @@
 """Env-steps/s of CartPole-v1 with random actions: loomnb's native Numba vector env against its peers.
 
 loomnb runs in its default mode (`copy=True`: outputs a caller still holds are never overwritten) and with
-`copy=False` (output slots reused unconditionally). Peers (each skipped with a note when not installed): rlox.VecEnv, envpool, gymnasium SyncVectorEnv and gymnasium's
-own vectorised CartPole (`make_vec(..., vectorization_mode="vector_entry_point")`). All peers run in one process,
+`copy=False` (output slots reused unconditionally). Peers (each skipped with a note when not installed):
+rlox.VecEnv, envpool, gymnasium SyncVectorEnv and gymnasium's own vectorised CartPole (`make_vec(..., vectorization_mode="vector_entry_point")`). All peers run in one process,
 alternating round by round; each cell is the median over `--repeats` rounds of steps/s measured over about
 `--seconds` seconds. Actions are drawn before timing, in each peer's native dtype.
 

@@ -5,7 +5,9 @@ Needs:  pip install rlox cpprb   (the `bench` extra)
 
 Every buffer is first filled to `capacity` transitions (so sampling touches the whole ring), prioritized buffers get the
 same random priorities. Per operation the peers are timed alternately within every repeat (each timing is a loop of
-about 20 ms), and the table reports the median per-call time and the peer/loomnb ratio (> 1: loomnb is faster).
+about 20 ms), and the table reports the median per-call wall time and the peer/loomnb ratios (> 1: loomnb is faster)
+of wall time and of this thread's CPU time (`time.thread_time`: less sensitive to other processes on a loaded machine).
+update_priorities is timed twice: with the same TD errors on every call, and with new ones on every call ("new TD").
 Layouts and calls per peer:
   loomnb  ReplayBuffer(cap, (d,), (a,)) .push / .push_batch (float32 arrays, bool flags) / .sample(256, rng)
           PrioritizedReplayBuffer: .sample(256, rng) (data + IS weights) / .update_priorities(idx, td)
@@ -36,22 +38,22 @@ def _ver(name):
     except PackageNotFoundError: return None
 
 def _per_call(f, budget=0.02):
-    "Seconds per call of `f`, from a loop sized to take about `budget` seconds."
+    "(wall, thread CPU) seconds per call of `f`, from a loop sized to take about `budget` seconds of wall time."
     n = 1
     while True:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         for _ in range(n): f()
-        t = time.perf_counter() - t0
-        if t >= budget: return t / n
+        t, c = time.perf_counter() - t0, time.thread_time() - c0
+        if t >= budget: return t / n, c / n
         n = n * 2 if t < budget / 8 else int(n * budget / t) + 1
 
 def compare(fns, repeats):
-    "Median per-call seconds of each named function, alternating between them within every repeat."
+    "Median (wall, CPU) seconds per call of each named function, alternating between them within every repeat."
     for f in fns.values(): f()
     times = {k: [] for k in fns}
     for _ in range(repeats):
         for k, f in fns.items(): times[k].append(_per_call(f))
-    return {k: statistics.median(v) for k, v in times.items()}
+    return {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in times.items()}
 
 def _data(n, d, a, seed=0):
     g = np.random.default_rng(seed)
@@ -123,6 +125,14 @@ def bench_per(rows, cap, d, a, repeats):
     if rl: fns["rlox"] = lambda: rl.update_priorities(got["r"], td)
     if cp: fns["cpprb"] = lambda: cp.update_priorities(got["c"], td)
     rows.append((f"update_priorities({B}) d={d}", compare(fns, repeats), "cpprb >= 1x"))
+    # the same indices with new TD errors on every call (64 arrays in turn): cpprb's trees stop walking up at a node
+    # that did not change, so the repeated update above (same values every call) skips most of its tree work
+    tds, k = [np.random.default_rng(10 + i).random(B) + 0.01 for i in range(64)], {"o": 0, "r": 0, "c": 0}
+    def nxt(p): k[p] = (k[p] + 1) % 64; return tds[k[p]]
+    fns = {"loomnb": lambda: ours.update_priorities(got["o"], nxt("o"))}
+    if rl: fns["rlox"] = lambda: rl.update_priorities(got["r"], nxt("r"))
+    if cp: fns["cpprb"] = lambda: cp.update_priorities(got["c"], nxt("c"))
+    rows.append((f"update_priorities({B}) new TD d={d}", compare(fns, repeats), "cpprb >= 1x"))
     del ours, rl, cp; gc.collect()
 
 def bench_tree(rows, cap, repeats):
@@ -176,11 +186,12 @@ def bench_mmap(rows, cap, d, a, repeats):
 
 def table(rows, markdown):
     peers = ["loomnb", "rlox", "cpprb"]
-    head = ["operation", "loomnb us", "rlox us", "cpprb us", "rlox/loomnb", "cpprb/loomnb", "target"]
+    head = ["operation", "loomnb us", "rlox us", "cpprb us", "rlox/loomnb", "cpprb/loomnb", "rlox/loomnb cpu",
+            "cpprb/loomnb cpu", "target"]
     lines = []
     for name, m, target in rows:
-        us = [f"{m[p] * 1e6:.1f}" if p in m else "-" for p in peers]
-        ratio = [f"{m[p] / m['loomnb']:.2f}" if p in m else "-" for p in peers[1:]]
+        us = [f"{m[p][0] * 1e6:.1f}" if p in m else "-" for p in peers]
+        ratio = [f"{m[p][i] / m['loomnb'][i]:.2f}" if p in m else "-" for i in (0, 1) for p in peers[1:]]
         lines.append([name, *us, *ratio, target])
     if markdown:
         out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(l) + " |" for l in lines]

@@ -437,13 +437,13 @@ class ReplayBuffer:
             keys = self._push_keys          # ((), ()) without a fast path
             w = 0 if k == keys[0] else 1 if k == keys[1] else -1
             if w >= 0:         # exact dtypes and ndims: the compiled kernel, without type dispatch
-                ep = self._push_eps[w] or self._push_entry(w)
                 start = self.pos
-                p = ep(start, obs, next_obs, action, reward, terminated, truncated, self._rec, self._push_offs)
+                p = (self._push_eps[w] or self._push_entry(w))(start, obs, next_obs, action, reward, terminated,
+                                                               truncated, self._rec, self._push_offs)
                 if p >= 0:     # else: bad shapes, a bad reward or B > capacity, handled (or raised) below
-                    n, cap = self.size + reward.shape[0], self.capacity
-                    self.pos = p; self.size = n if n < cap else cap
-                    if self._hook: self._on_write(start, reward.shape[0], cap)
+                    self.pos = p; B = len(reward)
+                    if self.size != self.capacity: self.size = min(self.size + B, self.capacity)
+                    if self._hook: self._on_write(start, B, self.capacity)
                     return
         B = self._fast_size(obs, action, reward, next_obs, terminated, truncated, discount)
         if B < 0:   # not already exact-typed arrays: full validation and conversion

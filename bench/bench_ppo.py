@@ -18,7 +18,8 @@ By default a run stops once solved (--full trains the whole budget). rlox has no
 constant clip 0.2 (its lr is annealed).
 
 Acrobot-v1 / Pendulum-v1 (`--env`) use the rl-zoo3 settings (hyperparams/ppo.yml) and report the final deterministic
-evaluation return (10 episodes) of loomnb and SB3 with 95% bootstrap CIs over seeds. Acrobot: zoo `normalize: true`
+evaluation return (10 episodes on a fresh env seeded 10000 + seed, so each seed sees other start states) of loomnb
+and SB3 with 95% bootstrap CIs over seeds. Acrobot: zoo `normalize: true`
 is VecNormalize with its defaults (observations and rewards, gamma 0.99) for both libraries; the default budget is
 200k steps instead of the zoo's 1e6 (--timesteps to change). Pendulum: the zoo uses gSDE (use_sde, sde_sample_freq 4);
 SB3 runs with it, loomnb has no gSDE and runs its Gaussian policy with a state-independent log-std (--no-sde runs SB3
@@ -52,6 +53,7 @@ ZOO = {
                         sb3_use_sde=True, sb3_sde_sample_freq=4, timesteps=100_000),
 }
 SOLVE = 475.0
+EVAL_SEED = 10_000  # final evaluation: 10 episodes on a fresh env seeded EVAL_SEED + training seed (both libraries)
 
 
 def _status() -> dict:
@@ -96,7 +98,7 @@ def run_loomnb(env_id, seed, hp, total, stop_at_solve):
     clock.start()
     m = tr.train(total)
     wall = clock.stop()
-    ev = float(evaluate(tr, env_id, 10, True, 10_000).mean) if env_id != "CartPole-v1" else float("nan")
+    ev = float(evaluate(tr, env_id, 10, True, EVAL_SEED + seed).mean) if env_id != "CartPole-v1" else float("nan")
     return dict(solve_s=clock.solve_s, solve_steps=clock.solve_steps, steps=m["total_timesteps"], wall=wall,
                 sps=m["total_timesteps"] / wall, eval=ev)
 
@@ -135,8 +137,11 @@ def run_sb3(env_id, seed, hp, total, stop_at_solve):
     wall = clock.stop()
     ev = float("nan")
     if env_id != "CartPole-v1":
-        if isinstance(env, VecNormalize): env.training, env.norm_reward = False, False
-        ev = float(evaluate_policy(model, env, n_eval_episodes=10, deterministic=True)[0])
+        eval_env = make_vec_env(env_id, n_envs=1, seed=EVAL_SEED + seed)
+        if isinstance(env, VecNormalize):  # frozen training statistics, raw rewards
+            eval_env = VecNormalize(eval_env, training=False, norm_obs=env.norm_obs, norm_reward=False)
+            eval_env.obs_rms = env.obs_rms
+        ev = float(evaluate_policy(model, eval_env, n_eval_episodes=10, deterministic=True)[0])
     return dict(solve_s=clock.solve_s, solve_steps=clock.solve_steps, steps=model.num_timesteps, wall=wall,
                 sps=model.num_timesteps / wall, eval=ev)
 

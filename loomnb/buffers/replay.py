@@ -194,7 +194,7 @@ def push_rows(pos, o, no, a, r, te, tr, O, NO, A, R, TE, TR):
         if j == cap: j = 0
     return j
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)     # holds the GIL: releasing it costs more than writing a small batch
 def push_rec(pos, o, no, a, r, te, tr, rec, offs):
     "`push_rows` into the byte record `rec` (offs: action column, reward column, terminated byte, Do, Da): next position or -1/-2/-3 (raw kernel)."
     B, cap, Do, Da = r.shape[0], rec.shape[0], offs[3], offs[4]
@@ -336,7 +336,7 @@ class ReplayBuffer:
         self._set_fast_paths()
 
     _fast_push = _fast_gather = _hook = False   # class defaults for subclasses that build their own storage
-    _push_keys, _push_fp = ((), ()), ((), (), None, None, None)
+    _push_keys, _push_fp = ((), ()), ((), (), None, None, None, 0, False)
 
     def _set_fast_paths(self):
         "Decide once which fast paths apply: plain storage, vector observations, actions of at most one dimension."
@@ -355,7 +355,7 @@ class ReplayBuffer:
             self._push_keys = tuple((o, o, a, r, _BOOL, _BOOL, 2, 2, self._a_nd, 1, 1, 1) for r in _REWARD_DTYPES)
         else: self._push_keys, self._push_offs = ((), ()), None
         self._push_eps = [None] * len(_REWARD_DTYPES)                  # resolved on first use (`_push_entry`)
-        self._push_fp = (*self._push_keys, self._push_eps, getattr(self, "_rec", None), self._push_offs)
+        self._push_fp = (*self._push_keys, self._push_eps, getattr(self, "_rec", None), self._push_offs, self.capacity, self._hook)
         k = self.action_dtype.kind                                     # scalar actions the single-push kernel takes
         self._act_types = (() if self._a_nd != 1 else (int, np.int64, np.int32) if k in "iu" else
                            (float, int, np.float64, np.float32, np.int64, np.int32) if k == "f" else ())
@@ -386,7 +386,8 @@ class ReplayBuffer:
             self._no2 = self._o2[:0] if self.next_obs is None else _as_2d(self.next_obs)
             self._a2 = _as_2d(self.actions)
             self._d = np.ones(0, np.float32) if self.discounts is None else self.discounts
-            if "_push_keys" in st: self._push_fp = (*self._push_keys, self._push_eps, self._rec, self._push_offs)
+            if "_push_keys" in st:
+                self._push_fp = (*self._push_keys, self._push_eps, self._rec, self._push_offs, self.capacity, self._hook)
 
     def __len__(self): return self.size
     def __repr__(self):
@@ -437,15 +438,15 @@ class ReplayBuffer:
             try: k = (obs.dtype, next_obs.dtype, action.dtype, reward.dtype, terminated.dtype, truncated.dtype,
                       obs.ndim, next_obs.ndim, action.ndim, reward.ndim, terminated.ndim, truncated.ndim)
             except AttributeError: k = None
-            k32, k64, eps, rec, offs = self._push_fp    # one attribute: keys ((), () without a fast path), entry points, storage
+            k32, k64, eps, rec, offs, cap, hook = self._push_fp   # one attribute: keys ((), () without a fast path), ...
             w = 0 if k == k32 else 1 if k == k64 else -1
             if w >= 0:         # exact dtypes and ndims: the compiled kernel, without type dispatch
                 start = self.pos
                 p = (eps[w] or self._push_entry(w))(start, obs, next_obs, action, reward, terminated, truncated, rec, offs)
                 if p >= 0:     # else: bad shapes, a bad reward or B > capacity, handled (or raised) below
                     self.pos = p; B = len(reward)
-                    if self.size != self.capacity: self.size = min(self.size + B, self.capacity)
-                    if self._hook: self._on_write(start, B, self.capacity)
+                    if self.size != cap: self.size = min(self.size + B, cap)
+                    if hook: self._on_write(start, B, cap)
                     return
         B = self._fast_size(obs, action, reward, next_obs, terminated, truncated, discount)
         if B < 0:   # not already exact-typed arrays: full validation and conversion

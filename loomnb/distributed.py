@@ -483,9 +483,6 @@ def distribute_algorithm(algo, # An `Algorithm` instance (e.g. `trainer.algo`), 
         raise ValueError(f"distribute_algorithm: {type(algo).__name__} brings its own parallelism "
                          "(data_parallel=False) and cannot be run on several torchrun ranks")
     if not _is_dist(): return done
-    if getattr(getattr(algo, "config", None), "target_kl", None) is not None:
-        raise ValueError(f"distribute_algorithm: {type(algo).__name__} with `target_kl` is not supported with several ranks: "
-                         "the early stop is decided per rank, so ranks could run different numbers of DDP steps. Set target_kl=None.")
     for k, m in list(vars(algo).items()):
         if isinstance(m, nn.Module) and not isinstance(m, DDPPolicy): broadcast_module(m); done["broadcast"].append(k)
     covered = set()

@@ -52,12 +52,15 @@ def test_a2c_and_sac_two_ranks_stay_in_sync(tmp_path):
              {"algo": "sac", "env": "Pendulum-v1", "timesteps": 600,
               "config": {"learning_starts": 200, "batch_size": 64, "buffer_size": 2000}},
              {"algo": "ppo", "env": "CartPole-v1", "timesteps": 1024, "ddp": False,  # optimiser-hook path for PPO
-              "config": {"n_envs": 4, "n_steps": 32, "batch_size": 64, "n_epochs": 2}}]
+              "config": {"n_envs": 4, "n_steps": 32, "batch_size": 64, "n_epochs": 2}},
+             {"algo": "ppo", "env": "CartPole-v1", "timesteps": 4096, "seed": 3,  # target_kl: the epoch stop is collective
+              "config": {"n_envs": 4, "n_steps": 64, "batch_size": 64, "n_epochs": 10, "learning_rate": 3e-3, "anneal_lr": False,
+                         "target_kl": 0.004}}]
     rc = launch(["check", "--specs", json.dumps(specs), "--out", str(tmp_path), "--timeout-s", "120"], 2,
                 module="loomnb.distributed", timeout_s=240, env={"GLOO_SOCKET_IFNAME": "lo", "WANDB_MODE": "disabled"})
     assert rc == 0
     r0, r1 = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
-    a2c, sac, ppo_hook = r0
+    a2c, sac, ppo_hook, ppo_kl = r0
     assert ppo_hook["distributed"]["ddp"] == [] and ppo_hook["distributed"]["synced_optimizers"] == ["optimizer"]
     assert a2c["distributed"]["ddp"] == ["policy"]
     assert set(sac["distributed"]["synced_optimizers"]) >= {"actor_opt", "critic_opt"}
@@ -67,3 +70,5 @@ def test_a2c_and_sac_two_ranks_stay_in_sync(tmp_path):
     assert sac["n_updates"] > 0  # gradient steps happened (learning_starts passed on both ranks)
     assert a2c["rank_steps"] == [5 * 64, 5 * 64] and a2c["stop_reason"] == "another rank stopped"
     assert r1[0]["stop_reason"].startswith("StopAt")
+    assert ppo_kl["total_timesteps"] == 4096 and ppo_kl["rank_steps"] == [2048, 2048]
+    assert 1 <= ppo_kl["train/epochs"] < 10  # the KL stop fired (same epoch on both ranks, or the job would hang)

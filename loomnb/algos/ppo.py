@@ -105,6 +105,13 @@ def explained_variance(y_pred: np.ndarray, y_true: np.ndarray) -> float:
     vy = float(np.var(y_true))
     return float("nan") if vy == 0 else 1.0 - float(np.var(y_true - y_pred)) / vy
 
+def _rank_mean(x: torch.Tensor) -> float:
+    "Mean of a scalar over the ranks of a live process group (the value itself in one process): ranks decide together."
+    d = torch.distributed
+    if d.is_available() and d.is_initialized() and d.get_world_size() > 1:
+        x = x.detach().reshape(1).clone(); d.all_reduce(x); return x.item() / d.get_world_size()
+    return x.item()
+
 def ppo_update(policy: torch.nn.Module, # Policy with the rlox interface
                optimizer: torch.optim.Optimizer, # Optimizer over the policy's parameters
                buffer: RolloutBuffer, # Rollout with advantages computed
@@ -134,7 +141,7 @@ def ppo_update(policy: torch.nn.Module, # Policy with the rlox interface
             if stats_now: ep.append(torch.stack([*st.values(), gn.detach()]))
             n += 1
         epochs += 1
-        if cfg.target_kl is not None and torch.stack(ep)[:, 3].mean().item() > cfg.target_kl: break
+        if cfg.target_kl is not None and _rank_mean(torch.stack(ep)[:, 3].mean()) > cfg.target_kl: break
     means = torch.stack(ep).mean(0).tolist()
     out = {f"train/{k}": m for k, m in zip((*STAT_KEYS, "grad_norm"), means)}
     out.update({"train/explained_var": explained_variance(buffer.values.ravel(), buffer.returns.ravel()),

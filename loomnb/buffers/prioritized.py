@@ -15,8 +15,8 @@ from .replay import ReplayBuffer, ReplayBatch, _check_rng, gather_into
 
 # %% auto #0
 __all__ = ['per_sample', 'per_write', 'per_update', 'sum_min_ancestors', 'sum_min_set', 'sum_min_set_changed', 'per_update_into',
-           'power_inplace', 'per_update_fused', 'per_new_slots', 'sum_tree_find_touch', 'per_sample_into',
-           'PrioritizedReplayBuffer', 'linear_beta', 'per_reference']
+           'power_inplace', 'per_update_fused', 'per_new_slots', 'per_sample_into', 'PrioritizedReplayBuffer',
+           'linear_beta', 'per_reference']
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #c005
 @njit(cache=True, nogil=True)
@@ -136,41 +136,13 @@ def per_new_slots(sum_tree, min_tree, offsets, start, B, cap, pa):
     sum_min_set(sum_tree, min_tree, offsets, idx, v)
 
 @njit(cache=True, nogil=True)
-def sum_tree_find_touch(tree, offsets, prefixes, out):
-    "`sum_tree_find` (same leaves) with a load-only pass per level first, so the misses of all B paths overlap; returns that pass's sum (raw kernel)."
-    nlev = offsets.shape[0] - 1
-    B = prefixes.shape[0]
-    u = prefixes.copy()
-    t = 0.0
-    for b in range(B): out[b] = 0
-    for l in range(nlev - 2, -1, -1):
-        lo = offsets[l]
-        for b in range(B): t += tree[lo + out[b] * K]     # one load per node (its 8 children are one cache line)
-        for b in range(B):
-            base = lo + out[b] * K
-            ub = u[b]; acc = 0.0; before = 0.0; cnt = 0; last = 0
-            for c in range(K):
-                v = tree[base + c]
-                acc += v
-                le = acc <= ub
-                cnt += le
-                before = acc if le else before
-                last = c if v > 0.0 else last
-            if cnt >= K:                   # rounding: prefix ran past the end, take the last positive child
-                cnt = last; u[b] = tree[base + last]
-            else:
-                u[b] = ub - before
-            out[b] = out[b] * K + cnt
-    return t
-
-@njit(cache=True, nogil=True)
 def per_sample_into(sum_tree, min_tree, offsets, u, beta, O, NO, A, R, TE, TR, D, idx, o, no, a, r, te, tr, d, w):
     "Stratified indices, IS weights (p/p_min) ** -beta as float32 and the rows, into preallocated outputs (raw kernel)."
     B = u.shape[0]
     seg = sum_tree[offsets[offsets.shape[0] - 2]] / B
     pref = np.empty(B)
     for b in range(B): pref[b] = (b + u[b]) * seg
-    t = sum_tree_find_touch(sum_tree, offsets, pref, idx)
+    t = sum_tree_find(sum_tree, offsets, pref, idx)
     pmin = min_tree[offsets[offsets.shape[0] - 2]]
     for b in range(B): w[b] = math.exp(-beta * math.log(sum_tree[idx[b]] / pmin))
     return t + gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d)

@@ -98,13 +98,15 @@ def sum_min_tree_update(sum_tree, min_tree, offsets, indices, values):
 # %% ../../nbs/12_ops.segment_tree.ipynb #c011
 @njit(cache=True, nogil=True)
 def sum_tree_find(tree, offsets, prefixes, out):
-    "For each prefix u, the leaf i with cumsum[i-1] <= u < cumsum[i] (zero leaves skipped); writes `out` (raw kernel)."
+    "For each prefix u, the leaf i with cumsum[i-1] <= u < cumsum[i] (zero leaves skipped); writes `out` (raw kernel).\n\n    A load-only pass over the B nodes of a level precedes that level's search, so the B independent cache misses overlap; its sum is returned so the loads are kept."
     nlev = offsets.shape[0] - 1
     B = prefixes.shape[0]
     u = prefixes.copy()
+    t = 0.0
     for b in range(B): out[b] = 0
     for l in range(nlev - 2, -1, -1):
         lo = offsets[l]
+        for b in range(B): t += tree[lo + out[b] * K]     # one load per node (its 8 children are one cache line)
         for b in range(B):
             base = lo + out[b] * K
             ub = u[b]; acc = 0.0; before = 0.0; cnt = 0; last = 0
@@ -120,6 +122,7 @@ def sum_tree_find(tree, offsets, prefixes, out):
             else:
                 u[b] = ub - before
             out[b] = out[b] * K + cnt
+    return t
 
 @njit(cache=True, nogil=True)
 def sum_tree_stratified(tree, offsets, uniforms, out):

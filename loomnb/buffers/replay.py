@@ -15,7 +15,7 @@ from numba.extending import overload
 
 # %% auto #0
 __all__ = ['ReplayBatch', 'ring_write', 'gather_rows', 'uniform_indices', 'sample_rows', 'touch_rows', 'gather_into',
-           'sample_into', 'push_rows', 'push_rec', 'push_one', 'ReplayBuffer']
+           'sample_into', 'push_rows', 'push_rec', 'push_one', 'ReplayBuffer', 'atomic_savez']
 
 # %% ../../nbs/21_buffers.replay.ipynb #c006
 class ReplayBatch(NamedTuple):
@@ -96,24 +96,12 @@ def ring_write(pos, o, no, a, r, te, tr, d, O, NO, A, R, TE, TR, D):
 
 @njit(cache=True, nogil=True)
 def gather_rows(idx, O, NO, A, R, TE, TR, D):
-    "Rows `idx` of every field as fresh arrays (NO/D may be empty: then empty/ones are returned) (raw kernel)."
+    "Rows `idx` of every field as new arrays (`d` all ones when there are no discounts): `gather_into` on arrays it allocates (raw kernel)."
     B, Do, Da = idx.shape[0], O.shape[1], A.shape[1]
     o, a = np.empty((B, Do), O.dtype), np.empty((B, Da), A.dtype)
     no = np.empty((B if NO.shape[0] > 0 else 0, Do), O.dtype)
     r, te, tr, d = np.empty(B, R.dtype), np.empty(B, np.bool_), np.empty(B, np.bool_), np.ones(B, np.float32)
-    for b in range(B):            # one field at a time: independent loads, overlapping cache misses
-        i = idx[b]
-        for k in range(Do): o[b, k] = O[i, k]
-    for b in range(no.shape[0]):
-        i = idx[b]
-        for k in range(Do): no[b, k] = NO[i, k]
-    for b in range(B):
-        i = idx[b]
-        for k in range(Da): a[b, k] = A[i, k]
-    for b in range(B):
-        i = idx[b]; r[b] = R[i]; te[b] = TE[i]; tr[b] = TR[i]
-    if D.shape[0] > 0:
-        for b in range(B): d[b] = D[idx[b]]
+    gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d if D.shape[0] > 0 else d[:0])
     return o, no, a, r, te, tr, d
 
 @njit(cache=True, nogil=True)
@@ -641,8 +629,11 @@ def _state(buf) -> tuple[dict, dict]:
     m2, a2 = buf._extra_state(); meta.update(m2); arr.update(a2)
     return meta, arr
 
-def _save(buf, path):
-    meta, arr = _state(buf)
+def atomic_savez(path, # Destination .npz file (its folder is created)
+                 meta: dict, # JSON-serialisable header, stored as `__meta__`
+                 arr: dict, # name -> array
+                ) -> None:
+    "Write `meta` and `arr` to one .npz without pickle, through a temporary file and an atomic rename (an interrupted write leaves the old file)."
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
@@ -651,6 +642,8 @@ def _save(buf, path):
     except BaseException:
         if os.path.exists(tmp): os.unlink(tmp)
         raise
+
+def _save(buf, path): atomic_savez(path, *_state(buf))
 
 def _read(path, cls_name) -> tuple[dict, dict]:
     "Header and arrays of a saved buffer, with the format checks; ValueError on anything unexpected."

@@ -6,13 +6,14 @@ Docs: https://loomorg.github.io/loomnb/buffers.tokens.html.md"""
 
 # %% ../../nbs/24_buffers.tokens.ipynb #c002
 from __future__ import annotations
-import json, os, tempfile, zipfile
+import json, zipfile
 from pathlib import Path
 from typing import NamedTuple
 import numpy as np
 from numba import njit
 from ..ops.llm import pack_ffd_kernel, pack_sequences
 from ..core import did_you_mean
+from .replay import atomic_savez
 
 # %% auto #0
 __all__ = ['gather_padded', 'scatter_packed', 'fill_segments', 'PaddedBatch', 'PackedBatch', 'VarLenStore', 'padded_reference']
@@ -212,14 +213,7 @@ def _save_store(self, path):
     arr = {"tokens": self._tok[:T], "offsets": self._off[:n + 1]}
     arr.update({f"token_field_{j}": self._tf[k][:T] for j, k in enumerate(self.token_field_names)})
     arr.update({f"seq_field_{j}": self._sf[k][:n] for j, k in enumerate(self.seq_field_names)})
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh: np.savez(fh, __meta__=np.array(json.dumps(meta)), **arr)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp): os.unlink(tmp)
-        raise
+    atomic_savez(path, meta, arr)
 
 def _read_store(path) -> tuple[dict, dict]:
     "Header and arrays of a saved store, with the format checks; ValueError on anything unexpected."

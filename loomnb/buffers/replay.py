@@ -182,7 +182,7 @@ def push_rows(pos, o, no, a, r, te, tr, O, NO, A, R, TE, TR):
         if j == cap: j = 0
     return j
 
-@njit(cache=True)     # holds the GIL: releasing it costs more than writing a small batch
+@njit(cache=True, _nrt=False)   # no Numba runtime: array arguments unbox without a refcounted MemInfo each; holds the GIL
 def push_rec(pos, o, no, a, r, te, tr, rec, offs):
     "`push_rows` into the byte record `rec` (offs: action column, reward column, terminated byte, Do, Da): next position or -1/-2/-3 (raw kernel)."
     B, cap, Do, Da = r.shape[0], rec.shape[0], offs[3], offs[4]
@@ -427,14 +427,16 @@ class ReplayBuffer:
                       obs.ndim, next_obs.ndim, action.ndim, reward.ndim, terminated.ndim, truncated.ndim)
             except AttributeError: k = None
             k32, k64, eps, rec, offs, cap, hook = self._push_fp   # one attribute: keys ((), () without a fast path), ...
-            w = 0 if k == k32 else 1 if k == k64 else -1
-            if w >= 0:         # exact dtypes and ndims: the compiled kernel, without type dispatch
+            if k == k32: ep = eps[0] or self._push_entry(0)
+            elif k == k64: ep = eps[1] or self._push_entry(1)
+            else: ep = None
+            if ep is not None:     # exact dtypes and ndims: the compiled kernel, without type dispatch
                 start = self.pos
-                p = (eps[w] or self._push_entry(w))(start, obs, next_obs, action, reward, terminated, truncated, rec, offs)
+                p = ep(start, obs, next_obs, action, reward, terminated, truncated, rec, offs)
                 if p >= 0:     # else: bad shapes, a bad reward or B > capacity, handled (or raised) below
-                    self.pos = p; B = len(reward)
-                    if self.size != cap: self.size = min(self.size + B, cap)
-                    if hook: self._on_write(start, B, cap)
+                    self.pos = p
+                    if self.size != cap: self.size = min(self.size + len(reward), cap)
+                    if hook: self._on_write(start, len(reward), cap)
                     return
         B = self._fast_size(obs, action, reward, next_obs, terminated, truncated, discount)
         if B < 0:   # not already exact-typed arrays: full validation and conversion

@@ -121,22 +121,41 @@ def bench_algorithms(rounds, seeds, only):
 
 
 # ---------------------------------------------------------------- service throughput
-async def _service(mem, events, registry, n_actions=10, extra=None):
+async def _service(mem, events, registry, n_actions=10, extra=None, clients=1, server_pid=None):
+    """Drive get_action + process_feedback for `events` events. clients=1: one request at a time (sequential awaits);
+    clients=C: C concurrent client tasks sharing the events, like a server with C requests in flight."""
     from loomnb.bandits.service import ReinforcementLearningFactory
     rl = ReinforcementLearningFactory.create({"default_algorithm": "linucb", "memory": mem, **(extra or {})}, registry=registry, seed=0)
     await rl.connect(background=False)
     X, mean, R = linear_problem(events + 200, 16, n_actions, seed=0); acts = list(range(n_actions))
     for t in range(200):  # warm up: kernels, caches, first blob
         a, m = await rl.get_action("bench", X[t], acts); await rl.process_feedback("bench", X[t], a, float(R[t, a]), X[t], propensity=m["propensity"])
-    lat_d, lat_f = np.empty(events), np.empty(events); c0 = time.process_time(); cpu_f = 0.0
-    for i, t in enumerate(range(200, 200 + events)):
-        t0 = time.perf_counter(); a, m = await rl.get_action("bench", X[t], acts); t1 = time.perf_counter(); p1 = time.process_time()
-        await rl.process_feedback("bench", X[t], a, float(R[t, a]), X[t], propensity=m["propensity"]); t2 = time.perf_counter()
-        cpu_f += time.process_time() - p1
-        lat_d[i], lat_f[i] = t1 - t0, t2 - t1
-    cpu = time.process_time() - c0
+    lat_d, lat_f = np.empty(events), np.empty(events); cpu_f = [0.0]
+    g0 = getattr(rl.trainer, "groups_written", 0)
+
+    async def client(idx):
+        for i in idx:
+            t = 200 + i
+            t0 = time.perf_counter(); a, m = await rl.get_action("bench", X[t], acts); t1 = time.perf_counter(); p1 = time.process_time()
+            await rl.process_feedback("bench", X[t], a, float(R[t, a]), X[t], propensity=m["propensity"]); t2 = time.perf_counter()
+            if clients == 1: cpu_f[0] += time.process_time() - p1  # (meaningless when the feedbacks of other clients interleave)
+            lat_d[i], lat_f[i] = t1 - t0, t2 - t1
+    s0 = _proc_cpu(server_pid); c0 = time.process_time(); w0 = time.perf_counter()
+    if clients == 1: await client(range(events))
+    else: await asyncio.gather(*(client(range(c, events, clients)) for c in range(clients)))
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    srv_cpu = _proc_cpu(server_pid) - s0 if server_pid else 0.0
+    groups = getattr(rl.trainer, "groups_written", 0) - g0
     await rl.close()  # a batched trainer commits its last batch here (not timed: at most commit_every - 1 events)
-    return lat_d, lat_f, cpu, cpu_f
+    return dict(lat_d=lat_d, lat_f=lat_f, wall=wall, cpu=cpu, cpu_f=cpu_f[0], srv_cpu=srv_cpu, groups=groups)
+
+
+def _proc_cpu(pid):
+    "CPU seconds (user + system) used so far by process `pid` (Linux /proc), 0.0 when unknown."
+    try:
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, TypeError): return 0.0
 
 
 def noise_floor(seconds=50e-6, n=5000):
@@ -153,34 +172,45 @@ def noise_floor(seconds=50e-6, n=5000):
     return float(np.median(lat)), float(np.percentile(lat, 99)), float((lat > 1e-3).mean())
 
 
-def bench_service(events):
+def bench_service(events, clients=16, full=True):
     from prometheus_client import CollectorRegistry
     rows, tmp = {}, tempfile.mkdtemp()
     sq = lambda f, **kw: {"backend": "sqlite", "sqlite_path": os.path.join(tmp, f), **kw}
-    backends = [("SQLite online", sq("bench.sqlite3"), None),
-                ("SQLite commit_every=16", sq("bench_batched.sqlite3"), {"commit_every": 16}),
-                ("SQLite K=1000", sq("bench_k1000.sqlite3"), None),
-                ("SQLite K=1000 blob", sq("bench_k1000b.sqlite3", per_action_min_actions=10**9), None),
-                ("SQLite sync=OFF", sq("bench_off.sqlite3", sqlite_synchronous="OFF"), None)]
+    C = f"{clients} clients"
+    backends = [("SQLite online", sq("bench.sqlite3"), None, 1),
+                (f"SQLite online, {C}", sq("bench_c.sqlite3"), None, clients),
+                (f"SQLite online, {C}, no group", sq("bench_cn.sqlite3"), {"group_commit": False}, clients)]
+    if full:
+        backends += [("SQLite commit_every=16", sq("bench_batched.sqlite3"), {"commit_every": 16}, 1),
+                     ("SQLite K=1000", sq("bench_k1000.sqlite3"), None, 1),
+                     ("SQLite sync=OFF", sq("bench_off.sqlite3", sqlite_synchronous="OFF"), None, 1)]
     srv = None
     try:
         from loomnb.bandits.memory import RedisServer
         srv = RedisServer().start()
         rd = lambda ns, **kw: {"backend": "redis", "redis_url": srv.url, "weights_namespace": f"{ns}:w", "experience_collection_name": f"{ns}:e", **kw}
-        backends += [("Redis online", rd("online"), None), ("Redis commit_every=16", rd("batched"), {"commit_every": 16}),
-                     ("Redis ttl=0.5s", rd("ttl", cache_ttl_seconds=0.5), None)]
+        backends += [("Redis online", rd("online"), None, 1), (f"Redis online, {C}", rd("conc"), None, clients),
+                     (f"Redis online, {C}, no group", rd("concn"), {"group_commit": False}, clients)]
+        if full: backends += [("Redis commit_every=16", rd("batched"), {"commit_every": 16}, 1), ("Redis ttl=0.5s", rd("ttl", cache_ttl_seconds=0.5), None, 1)]
     except FileNotFoundError as e: print(f"skip Redis service rows: {e}")
     try:
-        for name, mem, extra in backends:
+        for name, mem, extra, cl in backends:
             k = 1000 if "K=1000" in name else 10
             n = min(events, 1000) if k > 10 else events
-            lat_d, lat_f, cpu, cpu_f = asyncio.run(_service(mem, n, CollectorRegistry(), k, extra))
-            rows[name] = dict(cpu_per_event=cpu / n, fb_per_s=n / lat_f.sum(), fb_p50=np.median(lat_f), fb_p99=np.percentile(lat_f, 99),
-                              fb_per_cpu_s=n / max(cpu_f, 1e-9), dec_per_s=n / lat_d.sum(), dec_p50=np.median(lat_d), dec_p99=np.percentile(lat_d, 99))
+            o = asyncio.run(_service(mem, n, CollectorRegistry(), k, extra, cl, srv.proc.pid if srv is not None and "Redis" in name else None))
+            lat_d, lat_f = o["lat_d"], o["lat_f"]
+            # sequential: feedback/s = events / time inside process_feedback; concurrent: whole events (decision + feedback) / wall
+            fb_s = n / lat_f.sum() if cl == 1 else n / o["wall"]
+            fb_cpu = n / max(o["cpu_f"], 1e-9) if cl == 1 else n / max(o["cpu"] + o["srv_cpu"], 1e-9)
+            rows[name] = dict(clients=cl, fb_per_s=fb_s, fb_per_cpu_s=fb_cpu, ev_per_s=n / o["wall"], ev_per_cpu_s=n / max(o["cpu"] + o["srv_cpu"], 1e-9),
+                              fb_p50=np.median(lat_f), fb_p99=np.percentile(lat_f, 99), dec_p50=np.median(lat_d), dec_p99=np.percentile(lat_d, 99),
+                              cpu_per_event=o["cpu"] / n, srv_cpu_per_event=o["srv_cpu"] / n, groups=o["groups"])
             r = rows[name]
-            print(f"  {name:22s} feedback {r['fb_per_s']:8,.0f}/s ({r['fb_per_cpu_s']:8,.0f} per client CPU-s) p50 {r['fb_p50']*1e6:6.0f} us "
-                  f"p99 {r['fb_p99']*1e6:7.0f} us | decisions {r['dec_per_s']:8,.0f}/s p50 {r['dec_p50']*1e6:6.0f} us p99 {r['dec_p99']*1e6:7.0f} us | "
-                  f"client CPU {r['cpu_per_event']*1e6:5.0f} us per decision+feedback", flush=True)
+            what = "feedback" if cl == 1 else "events"
+            print(f"  {name:32s} {what} {r['fb_per_s']:8,.0f}/s ({r['fb_per_cpu_s']:8,.0f} per CPU-s) | feedback p50 {r['fb_p50']*1e6:5.0f} us p99 {r['fb_p99']*1e6:6.0f} us"
+                  f" | decision p50 {r['dec_p50']*1e6:5.0f} us p99 {r['dec_p99']*1e6:6.0f} us | events {r['ev_per_s']:7,.0f}/s"
+                  f" | CPU/event: client {r['cpu_per_event']*1e6:4.0f} us" + (f", redis-server {r['srv_cpu_per_event']*1e6:3.0f} us" if r["srv_cpu_per_event"] else "")
+                  + (f" | {r['groups']} writes" if r["groups"] else ""), flush=True)
     finally:
         if srv is not None: srv.stop()
     return rows
@@ -191,6 +221,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=20000); ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--service-events", type=int, default=5000)
     ap.add_argument("--only", default="", help="comma-separated substrings of contender names")
+    ap.add_argument("--clients", type=int, default=16, help="concurrent client tasks of the concurrent service rows")
+    ap.add_argument("--quick", action="store_true", help="service: only the rows the targets name")
     ap.add_argument("--skip-service", action="store_true"); ap.add_argument("--skip-algorithms", action="store_true")
     a = ap.parse_args()
     print(f"# bandits bench: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load avg {os.getloadavg()[0]:.1f}")
@@ -207,17 +239,22 @@ def main():
             print(f"\ntarget: loomnb LinUCB regret <= 1.05 x NumPy ref: {m / ref[0]:.3f} -> {'met' if m <= 1.05 * ref[0] else 'NOT met'}")
             print(f"target: loomnb LinUCB >= 80,000 rounds/s in memory: {sp:,.0f} wall ({cp:,.0f} per CPU-second) -> {'met' if sp >= 80000 else 'NOT met'}")
     if not a.skip_service:
-        print(f"\n## service: LinUCB d=16, K=10 (K=1000 rows: 1000 events), get_action + process_feedback, {a.service_events} events, one at a time")
+        print(f"\n## service: LinUCB d=16, K=10 (K=1000 rows: 1000 events), get_action + process_feedback, {a.service_events} events."
+              f"\n   1 client: one request at a time, 'feedback/s' = events / time inside process_feedback, CPU = this process inside it."
+              f"\n   {a.clients} clients: concurrent tasks, 'events/s' = (decision + feedback) / wall, CPU = this process + redis-server, whole run.")
         m50, m99, frac = noise_floor()
-        print(f"  scheduler noise floor now: a pure-CPU chunk of p50 {m50*1e6:.0f} us has p99 {m99*1e6:.0f} us, {frac:.1%} of runs over 1 ms")
-        rows = bench_service(a.service_events)
-        for name, need in (("SQLite online", 20000), ("SQLite commit_every=16", 20000), ("Redis online", 5000), ("Redis commit_every=16", 5000)):
+        print(f"  scheduler noise floor now: a pure-CPU chunk of p50 {m50*1e6:.0f} us has p99 {m99*1e6:.0f} us, {frac:.1%} of runs over 1 ms; load avg {os.getloadavg()[0]:.1f}")
+        rows = bench_service(a.service_events, a.clients, not a.quick)
+        C = f"{a.clients} clients"
+        print(f"\n## service targets (load avg now {os.getloadavg()[0]:.1f}; every feedback committed before its call returns unless commit_every says otherwise)")
+        for name, need in (("SQLite online", 20000), (f"SQLite online, {C}", 20000), ("SQLite commit_every=16", 20000),
+                           ("Redis online", 5000), (f"Redis online, {C}", 5000), ("Redis commit_every=16", 5000)):
             if name in rows:
-                r = rows[name]
-                p99_ok = r["fb_p99"] < 1e-3 if name.startswith("SQLite") else True
-                print(f"target: {name} >= {need:,} feedback/s{' with p99 < 1 ms' if name.startswith('SQLite') else ''}: "
-                      f"{r['fb_per_s']:,.0f}/s wall ({r['fb_per_cpu_s']:,.0f} per client CPU-s), p99 {r['fb_p99']*1e6:.0f} us -> "
-                      f"{'met' if r['fb_per_s'] >= need and p99_ok else 'NOT met'}")
+                r = rows[name]; sq = name.startswith("SQLite")
+                ok = r["fb_per_s"] >= need and (r["fb_p99"] < 1e-3 if sq else True)
+                what = "feedback/s" if r["clients"] == 1 else "decision+feedback events/s"
+                print(f"target: {name:26s} >= {need:,} {what}{' with p99 < 1 ms' if sq else ''}: {r['fb_per_s']:,.0f}/s wall "
+                      f"({r['fb_per_cpu_s']:,.0f} per CPU-s), feedback p99 {r['fb_p99']*1e6:,.0f} us -> {'met' if ok else 'NOT met'}")
 
 
 if __name__ == "__main__":

@@ -7,8 +7,9 @@ from conftest import need_binary
 N_PROC, N_UPDATES = 2, 1000
 
 
-def feedback_worker(backend: str, where: str, model_id: str, n_updates: int, seed: int, per_action: int, commit_every: int, barrier) -> int:
-    "Send `n_updates` online feedbacks to one shared model from a separate process; returns how many succeeded."
+def feedback_worker(backend: str, where: str, model_id: str, n_updates: int, seed: int, per_action: int, commit_every: int,
+                    tasks: int, barrier) -> int:
+    "Send `n_updates` online feedbacks to one shared model from a separate process (from `tasks` concurrent tasks); returns how many succeeded."
     from loomnb.bandits.service import ReinforcementLearningFactory
 
     async def run():
@@ -21,10 +22,15 @@ def feedback_worker(backend: str, where: str, model_id: str, n_updates: int, see
         await rl.connect(background=False)
         rng, done = np.random.default_rng(seed), 0
         barrier.wait()  # spawned processes come up at different times: start the writes together
-        for _ in range(n_updates):
-            await rl.process_feedback(model_id, [1.0], int(rng.integers(3)), 1.0, [1.0])
-            done += 1
+        async def send(n):
+            nonlocal done
+            for _ in range(n):
+                await rl.process_feedback(model_id, [1.0], int(rng.integers(3)), 1.0, [1.0])
+                done += 1
+        await asyncio.gather(*(send(len(range(i, n_updates, tasks))) for i in range(tasks)))
+        groups = getattr(rl.trainer, "groups_written", 0)
         await rl.close()  # commits what a batched trainer still holds
+        if tasks > 1 and commit_every == 1: assert groups > 0, "concurrent feedbacks were never grouped"
         return done
 
     return asyncio.run(run())
@@ -58,10 +64,10 @@ def run_processes(target, args_list):
     return out
 
 
-def check_no_lost_update(backend, where, per_action=64, commit_every=1):
+def check_no_lost_update(backend, where, per_action=64, commit_every=1, tasks=1):
     from loomnb.bandits.service import ReinforcementLearningFactory
     t0 = time.perf_counter()
-    done = run_processes(feedback_worker, [(backend, where, "shared", N_UPDATES, seed, per_action, commit_every) for seed in range(N_PROC)])
+    done = run_processes(feedback_worker, [(backend, where, "shared", N_UPDATES, seed, per_action, commit_every, tasks) for seed in range(N_PROC)])
     dt = time.perf_counter() - t0
     assert done == [N_UPDATES] * N_PROC
 
@@ -78,25 +84,27 @@ def check_no_lost_update(backend, where, per_action=64, commit_every=1):
     assert n_exp == N_PROC * N_UPDATES
     # with sample averages and reward 1 every value is exactly 1: no torn write mixed two versions
     np.testing.assert_allclose(w["values"][w["counts"] > 0], 1.0)
-    print(f"{backend} (per_action_min_actions={per_action}, commit_every={commit_every}): {N_PROC} processes x {N_UPDATES} updates "
+    print(f"{backend} (per_action_min_actions={per_action}, commit_every={commit_every}, tasks={tasks}): {N_PROC} processes x {N_UPDATES} updates "
           f"in {dt:.2f}s (incl. process start), none lost")
 
 
-LAYOUTS = [(64, 1), (1, 1), (1, 16)]  # (per_action_min_actions, commit_every): whole blob, per action, batched commits
-LAYOUT_IDS = ["whole-blob", "per-action", "batched"]
+# (per_action_min_actions, commit_every, concurrent tasks per process): whole blob, per action, batched commits,
+# group commit (8 tasks per process: feedbacks that arrive while a write is in flight share the next one)
+LAYOUTS = [(64, 1, 1), (1, 1, 1), (1, 16, 1), (1, 1, 8)]
+LAYOUT_IDS = ["whole-blob", "per-action", "batched", "grouped"]
 
 
-@pytest.mark.parametrize("per_action,commit_every", LAYOUTS, ids=LAYOUT_IDS)
-def test_sqlite_no_lost_update(tmp_path, per_action, commit_every):
-    check_no_lost_update("sqlite", str(tmp_path / "shared.sqlite3"), per_action, commit_every)
+@pytest.mark.parametrize("per_action,commit_every,tasks", LAYOUTS, ids=LAYOUT_IDS)
+def test_sqlite_no_lost_update(tmp_path, per_action, commit_every, tasks):
+    check_no_lost_update("sqlite", str(tmp_path / "shared.sqlite3"), per_action, commit_every, tasks)
 
 
-@pytest.mark.parametrize("per_action,commit_every", LAYOUTS, ids=LAYOUT_IDS)
-def test_redis_no_lost_update(per_action, commit_every):
+@pytest.mark.parametrize("per_action,commit_every,tasks", LAYOUTS, ids=LAYOUT_IDS)
+def test_redis_no_lost_update(per_action, commit_every, tasks):
     need_binary("redis-server")
     from loomnb.bandits.memory import RedisServer
     with RedisServer() as srv:
-        check_no_lost_update("redis", srv.url, per_action, commit_every)
+        check_no_lost_update("redis", srv.url, per_action, commit_every, tasks)
 
 
 def test_naive_read_modify_write_loses_updates(tmp_path):

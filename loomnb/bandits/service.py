@@ -60,6 +60,7 @@ class RLSettings(Config):
     snapshot_every: int = 0                      # Online trainer: snapshot a version every N updates per model (0 = never)
     commit_every: int = 1                        # Online trainer: persist every N feedbacks per model in one transaction (1 = each feedback is stored before it returns; N > 1: a crash loses at most N - 1)
     commit_interval_seconds: float = 0.05        # Online trainer with commit_every > 1: also persist once the oldest unpersisted feedback is this old
+    group_commit: bool = True                    # Online trainer with commit_every = 1: feedbacks to one model that arrive while its write is in flight are written together in the next transaction (each still returns only once it is stored)
     normalize_states: bool = False               # Standardise contexts with persisted running statistics
 
     def __post_init__(self):
@@ -286,36 +287,80 @@ class _Batch:
     "Online updates of one model not persisted yet (`commit_every > 1`)."
     def __init__(self, base): self.base, self.weights, self.exps, self.touched, self.since = base, base, [], set(), time.monotonic()
 
+class _Group:
+    "Group commit state of one model: whether a write is in flight, and the feedbacks waiting for the next one."
+    __slots__ = ("busy", "queue")
+    def __init__(self): self.busy, self.queue = False, []
+
+_LEAD = object()  # a waiter's future gets this when it is to write the next group
+
+def _others_ready(loop) -> bool:
+    "Whether other callbacks wait to run on `loop` (asyncio's ready queue; True when the loop does not expose it)."
+    r = getattr(loop, "_ready", None)
+    return True if r is None else len(r) > 0
+
 class OnlineTrainer(_OfflineMixin, _TrainerBase):
     "Update the weights on every feedback (load -> update -> save as one transaction, or one per `commit_every` feedbacks)."
     def __init__(self, *args, commit_every: int=1, # Persist every N feedbacks per model in one transaction (1: each feedback before it returns)
                  commit_interval: float=0.05, # ...or when the oldest unpersisted feedback is this many seconds old
+                 group_commit: bool=True, # commit_every=1: feedbacks arriving while a write is in flight share the next transaction
                  **kwargs):
         super().__init__(*args, **kwargs)
         self.commit_every, self.commit_interval, self._batches = commit_every, commit_interval, {}
+        self.group_commit, self._groups, self.groups_written = group_commit, {}, 0
     async def process_experience(self, model_id, algorithm, memory, state_vector, action_index, reward,
                                  next_state_vector=None, propensity=None, available_actions=None) -> float:
-        "Apply one feedback to the model's weights and store the experience; returns the TD error."
+        "Apply one feedback to the model's weights and store the experience; returns the TD error once it is stored."
         if self.commit_every > 1:
             return await self._batched(model_id, algorithm, memory, state_vector, action_index, reward, next_state_vector,
                                        propensity, available_actions)
-        one = getattr(algorithm, "updates_one_action", False) and type(action_index) is int and action_index >= 0
-        def step(w):
-            new, td = algorithm.update_sync(w or {}, state_vector, action_index, reward, next_state_vector)
-            new = algorithm.validate_update(w, new, action_index) if one and w else algorithm.validate_weights(new, copy=False)
-            return new, (new, td)
-        exp = _experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions)
-        async with self._guard(model_id):
-            new, td = await self.resilience.call(memory.atomic_update, model_id, step, experience=exp, touched=[action_index] if one else None)
-            u = self._updates[model_id] = self._updates.get(model_id, 0) + 1
-            if u % self.health_every == 1: self._health(algorithm, model_id, new)
-            if self.snapshot_every:
-                n = self._since_snapshot[model_id] = self._since_snapshot.get(model_id, 0) + 1
-                if n >= self.snapshot_every:
-                    self._since_snapshot[model_id] = 0
-                    await self.resilience.call(memory.snapshot_weights, model_id, new, {"health": algorithm.weight_health(new)._asdict(), "online_updates": n})
-                    self._health(algorithm, model_id, new)
-        return td
+        fb = (state_vector, action_index, reward, next_state_vector, propensity, available_actions)
+        if self.group_commit: return await self._grouped(model_id, algorithm, memory, fb)
+        out = (await self._write(model_id, algorithm, memory, [fb]))[0]
+        if isinstance(out, BaseException): raise out
+        return out
+    async def _write(self, model_id, algorithm, memory, fbs) -> list:
+        "Apply feedbacks `fbs` in order and store them in one transaction; per feedback its TD error or its exception."
+        one = getattr(algorithm, "updates_one_action", False) and all(type(f[1]) is int and f[1] >= 0 for f in fbs)
+        bad: dict[int, BaseException] = {}
+        while True:
+            todo = [i for i in range(len(fbs)) if i not in bad]
+            if not todo: return [bad[i] for i in range(len(fbs))]
+            def step(w):
+                tds = []
+                for i in todo:
+                    x, a, r, x2 = fbs[i][:4]
+                    try:
+                        new, td = algorithm.update_sync(w or {}, x, a, r, x2)
+                        new = algorithm.validate_update(w, new, a) if one and w else algorithm.validate_weights(new, copy=False)
+                    except (ValueError, TypeError, WeightSchemaError) as e: raise _BadFeedback(i, e) from e
+                    w = new; tds.append(td)
+                return w, (w, tds)
+            exps = [_experience(*fbs[i]) for i in todo]
+            touched = sorted({fbs[i][1] for i in todo}) if one else None
+            try:
+                async with self._guard(model_id):
+                    new, tds = await self.resilience.call(memory.atomic_update, model_id, step, experience=exps[0],
+                                                          touched=touched, experiences=exps[1:])
+                    await self._after_write(model_id, algorithm, memory, new, len(todo))
+            except _BadFeedback as e:  # one caller's input is invalid: fail that caller only, write the others
+                bad[e.index] = e.error; continue
+            out = dict(zip(todo, tds)); out.update(bad)
+            return [out[i] for i in range(len(fbs))]
+    async def _after_write(self, model_id, algorithm, memory, new, n):
+        "Weight-health gauges every `health_every` updates, and a snapshot every `snapshot_every`."
+        u0 = self._updates.get(model_id, 0); u = self._updates[model_id] = u0 + n
+        if u0 == 0 or u0 // self.health_every != u // self.health_every: self._health(algorithm, model_id, new)
+        if self.snapshot_every:
+            k = self._since_snapshot[model_id] = self._since_snapshot.get(model_id, 0) + n
+            if k >= self.snapshot_every:
+                self._since_snapshot[model_id] = 0
+                await self.resilience.call(memory.snapshot_weights, model_id, new, {"health": algorithm.weight_health(new)._asdict(), "online_updates": k})
+                self._health(algorithm, model_id, new)
+
+class _BadFeedback(Exception):
+    "Internal: feedback `index` of a group failed validation (its caller gets `error`)."
+    def __init__(self, index, error): super().__init__(index, error); self.index, self.error = index, error
 
 class BatchTrainer(_OfflineMixin, _TrainerBase):
     "Store experiences instantly; weights change only in `train_offline`."
@@ -327,6 +372,53 @@ class BatchTrainer(_OfflineMixin, _TrainerBase):
         return math.nan
 
 TRAINERS = {"online": OnlineTrainer, "batch": BatchTrainer}
+
+async def _grouped(self, model_id, algorithm, memory, fb) -> float:
+    "Group commit: join the model's next write if one is in flight, else write now with whatever has queued."
+    loop = asyncio.get_running_loop()
+    g = self._groups.get(model_id)
+    if g is None: g = self._groups[model_id] = _Group()
+    if not g.busy and not _others_ready(loop):  # nothing in flight and nobody else about to run: write this one now
+        g.busy = True
+        try: out = (await self._write(model_id, algorithm, memory, [fb]))[0]
+        finally: _hand_on(g)  # whoever queued during the write (Redis round trip) goes next
+        if isinstance(out, BaseException): raise out
+        return out
+    fut = loop.create_future(); g.queue.append((fb, fut))
+    if g.busy:  # a write is in flight: wait for the one after it (someone else's, or ours when we are handed the lead)
+        try: r = await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled() and fut.result() is _LEAD: _hand_on(g)
+            raise
+        if r is not _LEAD: return r
+    else:
+        g.busy = True
+        if _others_ready(loop):  # requests ready to run now may bring feedback for this model: let them join this write
+            try: await asyncio.sleep(0)
+            except asyncio.CancelledError: fut.cancel(); _hand_on(g); raise
+    batch, g.queue = g.queue, []
+    assert batch[0][1] is fut
+    try: outs = await self._write(model_id, algorithm, memory, [b[0] for b in batch])
+    except BaseException as e:
+        for _, f in batch[1:]:  # this caller gets `e` raised directly
+            if not f.done(): f.cancel() if isinstance(e, asyncio.CancelledError) else f.set_exception(e)
+        raise
+    finally: _hand_on(g)
+    self.groups_written += 1
+    for (_, f), o in zip(batch[1:], outs[1:]):  # batch[0] is this caller (the first in line when the lead was taken)
+        if not f.done(): f.set_exception(o) if isinstance(o, BaseException) else f.set_result(o)
+    if isinstance(outs[0], BaseException): raise outs[0]
+    return outs[0]
+
+def _hand_on(g: _Group) -> None:
+    "The write finished: the first live waiter writes the next group, or the model is idle."
+    while g.queue:
+        f = g.queue[0][1]
+        if not f.done(): f.set_result(_LEAD); return
+        g.queue.pop(0)  # its caller was cancelled before a write took it: drop it
+    g.busy = False
+
+OnlineTrainer._grouped = _grouped
 
 async def _batched(self, model_id, algorithm, memory, state_vector, action_index, reward, next_state_vector,
                    propensity, available_actions) -> float:
@@ -649,7 +741,7 @@ class ReinforcementLearningFactory:
         memory = kwargs.get("memory") or cls._memory(s, kwargs, seed)
         metrics = RLMetrics(kwargs.get("registry"))
         res = kwargs.get("kv_resilience") or kwargs.get("vector_resilience") or ResilienceOrchestrator(s.resilience)  # one store: one breaker
-        extra = dict(commit_every=s.commit_every, commit_interval=s.commit_interval_seconds) if s.trainer_type == "online" else {}
+        extra = dict(commit_every=s.commit_every, commit_interval=s.commit_interval_seconds, group_commit=s.group_commit) if s.trainer_type == "online" else {}
         trainer = TRAINERS[s.trainer_type](lock_provider=lock_provider, gate=PromotionGate(s.promotion), metrics=metrics,
                                            resilience=res, snapshot_every=s.snapshot_every, seed=seed, **extra)
         return ReinforcementLearningService(s, algo, memory, trainer, metrics, res, seed)

@@ -80,6 +80,17 @@ class NStepWriter:
         self.buffer.push_batch(*cols[:6], discount=cols[6])
         return len(cols[2])
 
+    def state(self) -> dict:
+        "The pending steps and counters as a plain dict of copied numpy arrays and ints (`load_state` restores it)."
+        return {"n": self.n, "num_envs": self.N, "t": int(self.t), "count": self.count.copy(), "obs": self._obs.copy(),
+                "actions": self._act.copy(), "rewards": self._rew.copy(), "last_next_obs": self._last_next.copy()}
+
+    def load_state(self, state: dict): # A dict from `state()` of a writer with the same n, num_envs and buffer shapes
+        "Restore the pending steps and counters of `state()`; checks everything first (ValueError naming the entry), then writes."
+        st = _nstep_state(self, state)
+        self.t = st.pop("t")
+        for k, v in st.items(): getattr(self, k)[...] = v
+
 # %% ../../nbs/21b_buffers.nstep.ipynb #c011
 def nstep_reference(rewards, terminated, truncated, n, gamma):
     "Per-step (R, h, end) of the n-step transition starting there, for one env's [T] stream (plain Python)."
@@ -91,3 +102,33 @@ def nstep_reference(rewards, terminated, truncated, n, gamma):
             if terminated[s + h - 1] or truncated[s + h - 1]: break
         out.append((R, h, s + h - 1))
     return out
+
+# %% ../../nbs/21b_buffers.nstep.ipynb #c017
+_LEGACY_KEYS = {"_obs": "obs", "_act": "actions", "_rew": "rewards", "_last_next": "last_next_obs", "count": "count"}
+
+def _nstep_state(w, state) -> dict:
+    "`state` checked against writer `w`: {attribute: value} to assign, or a ValueError naming the bad entry."
+    if not isinstance(state, dict): raise ValueError(f"`state` must be a dict from NStepWriter.state(), got {type(state).__name__}")
+    if "arrays" in state and isinstance(state["arrays"], dict):      # the layout off-policy checkpoints used before state()
+        state = {"n": state.get("n"), "num_envs": state.get("N"), "t": state.get("t"),
+                 **{_LEGACY_KEYS[k]: v for k, v in state["arrays"].items() if k in _LEGACY_KEYS}}
+    need = ("n", "num_envs", "t", "count", "obs", "actions", "rewards", "last_next_obs")
+    miss = [k for k in need if k not in state]
+    if miss: raise ValueError(f"`state` lacks {miss} (expected the keys of NStepWriter.state(): {list(need)})")
+    for k in ("n", "num_envs", "t"):
+        v = state[k]
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"`state['{k}']` must be a non-negative int, got {v!r}")
+    if (state["n"], state["num_envs"]) != (w.n, w.N):
+        raise ValueError(f"`state` is for n={state['n']}, num_envs={state['num_envs']}; this writer has n={w.n}, num_envs={w.N}")
+    b, n, N, t = w.buffer, w.n, w.N, int(state["t"])
+    cnt = np.asarray(state["count"])
+    if cnt.shape != (N,) or cnt.dtype.kind not in "iu" or (cnt < 0).any() or (cnt > min(n - 1, t)).any():
+        raise ValueError(f"`state['count']` must be {N} ints in [0, min(n - 1, t)] = [0, {min(n - 1, t)}], got {cnt!r}")
+    rew = _check_arr(state["rewards"], "state['rewards']", (n, N), np.float64)
+    if not np.isfinite(rew).all(): raise ValueError("`state['rewards']` must be finite (no NaN or inf)")
+    return {"t": t, "count": cnt,
+            "_obs": _check_arr(state["obs"], "state['obs']", (n, N, *b.obs_shape), b.obs_dtype),
+            "_act": _check_arr(state["actions"], "state['actions']", (n, N, *b.action_shape), b.action_dtype),
+            "_rew": rew,
+            "_last_next": _check_arr(state["last_next_obs"], "state['last_next_obs']", (N, *b.obs_shape), b.obs_dtype)}

@@ -13,6 +13,9 @@ import numpy as np
 from ..core import Config
 import redis.asyncio as aioredis
 import redis.exceptions as rex
+import collections
+try: import hiredis  # optional: the C RESP parser of the pipelined hot-path connection
+except ImportError: hiredis = None
 from .core import WeightSchemaError, Transition, encode_weights, decode_weights, as_state
 
 # %% auto #0
@@ -40,6 +43,7 @@ class RLMemorySettings(Config):
     sqlite_synchronous: str = "NORMAL"          # SQLite: "NORMAL" (WAL: durable across crashes of the process), "FULL", or "OFF" (fastest; an OS crash may lose recent commits)
     per_action_min_actions: int = 8             # Store weights one blob per action from this many actions on (a feedback then rewrites one action, not the model)
     cache_ttl_seconds: float = 0.0              # Serve weights from the process cache this long without asking the store (0 = always check the revision)
+    redis_pipelined: bool = True                # Redis: send the hot-path scripts on one pipelined connection parsed by hiredis (when installed and the URL is TCP)
 
     def validate(self):
         self.check_choice("backend", ["sqlite", "redis"]); self.check_choice("sampling_mode", ["uniform", "prioritized"])
@@ -555,6 +559,42 @@ def resp_command(*args) -> bytes:
         out += [b"$%d\r\n" % len(a), a, b"\r\n"]
     return b"".join(out)
 
+class _RespConnection(asyncio.Protocol):
+    "One pipelined Redis connection: commands are written at once, replies (parsed by hiredis) resolve waiters in order."
+    def __init__(self):
+        self.reader, self.waiters, self.transport = hiredis.Reader(), collections.deque(), None
+    def connection_made(self, transport): self.transport = transport
+    def data_received(self, data):
+        self.reader.feed(data)
+        try:
+            while (r := self.reader.gets()) is not False:
+                f = self.waiters.popleft()
+                if not f.done(): f.set_result(r)  # a cancelled caller's reply is consumed and dropped: the order stays right
+        except hiredis.ProtocolError as e: self.transport.close(); self._fail(rex.ConnectionError(f"redis protocol error: {e}"))
+    def connection_lost(self, exc):
+        self.transport = None; self._fail(rex.ConnectionError(f"connection to redis lost ({exc or 'closed'})"))
+    def _fail(self, err):
+        while self.waiters:
+            f = self.waiters.popleft()
+            if not f.done(): f.set_exception(err)
+    def send(self, packed: bytes) -> asyncio.Future:
+        "Write one packed command; the future gets its reply (hiredis.ReplyError for an error reply)."
+        if self.transport is None or self.transport.is_closing(): raise rex.ConnectionError("connection to redis is closed")
+        f = asyncio.get_running_loop().create_future(); self.waiters.append(f); self.transport.write(packed)
+        return f
+
+async def _open_resp(kw: Mapping) -> _RespConnection:
+    "A _RespConnection to the server of redis-py connection kwargs `kw` (TCP), authenticated and on its database."
+    loop = asyncio.get_running_loop()
+    _, p = await loop.create_connection(_RespConnection, kw.get("host") or "127.0.0.1", int(kw.get("port") or 6379))
+    hello = []
+    if kw.get("password"): hello.append(resp_command(b"AUTH", *([kw["username"]] if kw.get("username") else []), kw["password"]))
+    if int(kw.get("db") or 0): hello.append(resp_command(b"SELECT", int(kw["db"])))
+    for cmd in hello:
+        r = await p.send(cmd)
+        if isinstance(r, hiredis.ReplyError): p.transport.close(); raise rex.ConnectionError(f"redis refused the connection setup: {r}")
+    return p
+
 class _RedisCore(_MemoryBase):
     "Connection, keys and weights of the Redis memory."
     def __init__(self, settings: RLMemorySettings | dict | None = None, # Memory settings (uses `redis_url`, namespaces)
@@ -564,6 +604,8 @@ class _RedisCore(_MemoryBase):
         super().__init__(settings, seed)
         self.url = url or self.settings.redis_url
         self.client = client; self._own = client is None; self.cas_retries = 0
+        self._fast: _RespConnection | None = None; self._fast_kw = None; self._fast_lock = None
+        self._checks: dict[str, list] = {}; self._check_tasks: set = set()  # revision checks in flight: decisions waiting for the next one
     async def connect(self) -> None:
         "Connect (when no client was injected), check the server answers and register the scripts."
         if self.client is None:
@@ -573,8 +615,14 @@ class _RedisCore(_MemoryBase):
         self._cas, self._loadif, self._snap = r(_LUA_CAS), r(_LUA_LOAD), r(_LUA_SNAPSHOT)
         self._roll, self._prio, self._save = r(_LUA_ROLLBACK), r(_LUA_PRIORITIES), r(_LUA_SAVE)
         self._padd, self._ptake, self._pexp = r(_LUA_PENDING_ADD), r(_LUA_PENDING_TAKE), r(_LUA_PENDING_EXPIRED)
+        pool = self.client.connection_pool; kw = pool.connection_kwargs
+        if self.settings.redis_pipelined and hiredis is not None and pool.connection_class is aioredis.Connection and "host" in kw:
+            self._fast_kw, self._fast_lock = dict(kw), asyncio.Lock()  # plain TCP: the hot paths use one pipelined connection
+            self._fast = await _open_resp(self._fast_kw)
         self._ready = True
     async def close(self) -> None:
+        if self._fast is not None and self._fast.transport is not None: self._fast.transport.close()
+        self._fast = None
         if self.client is not None and self._own:
             await self.client.aclose()
             self.client = None
@@ -585,7 +633,8 @@ class _RedisCore(_MemoryBase):
         if self.client is None or not self._ready: raise RuntimeError("the Redis memory is not connected: `await memory.connect()` first")
         return self.client
     async def _run(self, script, keys, args):
-        "EVALSHA `script` on a pooled connection with the command packed by `resp_command` (the hot paths: load and CAS)."
+        "EVALSHA `script` with the command packed by `resp_command` (the hot paths: load and CAS), pipelined when possible."
+        if self._fast_kw is not None: return await self._run_fast(script, keys, args)
         pool = self._cli().connection_pool
         conn = await pool.get_connection()
         try:
@@ -596,6 +645,19 @@ class _RedisCore(_MemoryBase):
         except BaseException:
             await conn.disconnect(); raise  # a half-read reply must not be left on a pooled connection
         finally: await pool.release(conn)
+    async def _run_fast(self, script, keys, args):
+        "`_run` on the pipelined connection (reopened once when it was lost)."
+        self._cli(); p = self._fast
+        if p is None or p.transport is None or p.transport.is_closing():
+            async with self._fast_lock:
+                if self._fast is None or self._fast.transport is None or self._fast.transport.is_closing():
+                    self._fast = await _open_resp(self._fast_kw)
+                p = self._fast
+        r = await p.send(resp_command(b"EVALSHA", script.sha, len(keys), *keys, *args))
+        if isinstance(r, hiredis.ReplyError):
+            if str(r).startswith("NOSCRIPT"): return await script(keys=keys, args=args, client=self.client)  # reloads it
+            raise rex.ResponseError(str(r))
+        return r
 
     def _from_reply(self, model_id, rev, meta, flat):
         "Weights from a (meta blob, HGETALL list) reply; caches them."
@@ -615,13 +677,33 @@ class _RedisCore(_MemoryBase):
     async def _load(self, model_id):
         rev0, w0 = self._cache.get(model_id, (-1, None))
         res = await self._run(self._loadif, [self._k(model_id, "rev"), self._k(model_id, "w"), self._k(model_id, "wp")], [rev0])
-        rev = int(res[0])
+        rev = int(res[0]); cur = self._cache.get(model_id)
+        if cur is not None and cur[0] >= rev > 0: return cur  # this process wrote or read that revision (or a newer one) meanwhile
         if len(res) == 1: return rev, w0
         return rev, self._from_reply(model_id, rev, res[1], res[2])
     async def load_weights(self, model_id: str) -> dict | None:
         "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
         if self._fresh(model_id): return self._cache[model_id][1]
-        out = (await self._load(model_id))[1]; self._checked_at[model_id] = time.monotonic(); return out
+        waiting = self._checks.get(model_id)
+        if waiting is not None:  # a check is in flight: wait for the next one (issued after this call began)
+            f = asyncio.get_running_loop().create_future(); waiting.append(f); return await f
+        self._checks[model_id] = []
+        try: out = (await self._load(model_id))[1]
+        finally: self._next_check(model_id, self._checks.pop(model_id))
+        self._checked_at[model_id] = time.monotonic(); return out
+    def _next_check(self, model_id, waiters):
+        "Start one revision check for all `waiters` (decisions that arrived while the previous check was in flight)."
+        waiters = [f for f in waiters if not f.done()]
+        if not waiters: return
+        self._checks[model_id] = []
+        async def check():
+            try: out = (await self._load(model_id))[1]; self._checked_at[model_id] = time.monotonic(); err = None
+            except BaseException as e: err = e
+            finally: self._next_check(model_id, self._checks.pop(model_id))
+            for f in waiters:
+                if not f.done(): f.set_result(out) if err is None else f.set_exception(err)
+            if isinstance(err, asyncio.CancelledError): raise err
+        t = asyncio.ensure_future(check()); self._check_tasks.add(t); t.add_done_callback(self._check_tasks.discard)
     async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None:
         "Persist `weights` as the model's active weights (unconditionally, even over a corrupt blob)."
         meta, pairs, _, per = self._write_args(model_id, weights)

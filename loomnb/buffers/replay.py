@@ -10,7 +10,7 @@ import json, math, os, tempfile
 from pathlib import Path
 from typing import NamedTuple
 import numpy as np
-from numba import njit, types, from_dtype
+from numba import njit, types, from_dtype, typeof
 from numba.extending import overload
 
 # %% auto #0
@@ -156,7 +156,7 @@ def gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d):
         for b in range(B): d[b] = D[idx[b]]
     return s
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)   # no runtime: its 18 array arguments unbox without a MemInfo each
 def sample_into(u, size, O, NO, A, R, TE, TR, D, idx, o, no, a, r, te, tr, d, w):
     "Slots floor(u * size) into `idx`, ones into `w`, then `gather_into` (one dispatch per sample) (raw kernel)."
     for b in range(u.shape[0]):
@@ -361,7 +361,7 @@ class ReplayBuffer:
         if "_rec" in st:
             for k in self._VIEWS: st.pop(k, None)
         st["_push_eps"] = [None] * len(_REWARD_DTYPES)   # compiled entry points do not pickle; resolved again on use
-        st.pop("_push_fp", None)
+        st.pop("_push_fp", None); st.pop("_sample_ep", None)
         return st
 
     def __setstate__(self, st):
@@ -512,9 +512,18 @@ class ReplayBuffer:
         B = batch_size
         idx, w = np.empty(B, np.int64), np.empty(B, np.float32)
         o, no, a, o2, no2, a2, r, te, tr, d = self._outputs(B)
-        sample_into(u, self.size, self._o2, self._no2, self._a2, self.rewards, self.terminated, self.truncated, self._d,
-                    idx, o2, no2, a2, r, te, tr, d, w)
+        (self._sample_ep or self._sample_entry)(u, self.size, self._o2, self._no2, self._a2, self.rewards, self.terminated,
+                                                self.truncated, self._d, idx, o2, no2, a2, r, te, tr, d, w)
         return ReplayBatch(o, a, r, no, te, tr, w, idx, d if self.store_discounts else None)
+
+    _sample_ep = None
+
+    def _sample_entry(self, *args):
+        "Call `sample_into`, resolving (once per buffer) its compiled entry point for the types of this buffer's arrays."
+        sig = tuple(typeof(x) for x in args)   # the storage views and `_outputs`' arrays: the same types on every call
+        try: sample_into.compile(sig); self._sample_ep = sample_into.overloads[sig].entry_point
+        except Exception: self._sample_ep = sample_into   # no entry point in this Numba version: the dispatcher
+        return self._sample_ep(*args)
 
     def _outputs(self, B):
         "Fresh output arrays for B rows: (obs, next_obs, actions) in their shapes, their 2-D views, rewards, flags, discounts."

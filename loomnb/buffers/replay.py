@@ -249,7 +249,7 @@ def _push_entry(odt, adt, a_nd, rdt):
         _PUSH_EPS[key] = ep
     return ep
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, _nrt=False)   # like push_rec: no runtime, holds the GIL
 def push_one(pos, o, no, a, r, te, tr, O, NO, A, R, TE, TR):
     "Check, then write one transition (`a`: a [Da] row or a scalar) at `pos`: next position, or -1 shapes / -2 reward (raw kernel)."
     Do = O.shape[1]
@@ -361,7 +361,7 @@ class ReplayBuffer:
         if "_rec" in st:
             for k in self._VIEWS: st.pop(k, None)
         st["_push_eps"] = [None] * len(_REWARD_DTYPES)   # compiled entry points do not pickle; resolved again on use
-        st.pop("_push_fp", None); st.pop("_sample_ep", None)
+        st.pop("_push_fp", None); st.pop("_sample_ep", None); st.pop("_push1_ep", None)
         return st
 
     def __setstate__(self, st):
@@ -391,8 +391,8 @@ class ReplayBuffer:
                 and (type(action) in self._act_types if self._a_nd == 1 else
                      type(action) is nd and action.dtype is self.action_dtype and action.ndim == 1)):
             start = self.pos
-            p = push_one(start, obs, next_obs, action, reward, terminated, truncated, self._o2, self._no2, self._a2,
-                         self.rewards, self.terminated, self.truncated)
+            p = (self._push1_ep or self._push1_entry)(start, obs, next_obs, action, reward, terminated, truncated,
+                                                      self._o2, self._no2, self._a2, self.rewards, self.terminated, self.truncated)
             if p >= 0:
                 self.pos = p
                 if self.size < self.capacity: self.size += 1
@@ -516,7 +516,17 @@ class ReplayBuffer:
                                                 self.truncated, self._d, idx, o2, no2, a2, r, te, tr, d, w)
         return ReplayBatch(o, a, r, no, te, tr, w, idx, d if self.store_discounts else None)
 
-    _sample_ep = None
+    _sample_ep = _push1_ep = None
+
+    def _push1_entry(self, *args):
+        "Call `push_one`, resolving (once per buffer) its entry point: 'A'-layout 1-D obs, the action type `push` checked, storage types."
+        arr = lambda dt, nd: types.Array(from_dtype(dt), nd, "A")
+        a_t = (arr(self.action_dtype, 1) if self._a_nd == 2 else types.int64 if self.action_dtype.kind in "iu" else types.float64)
+        sig = (types.int64, arr(self.obs_dtype, 1), arr(self.obs_dtype, 1), a_t, types.float64, types.boolean, types.boolean,
+               *(typeof(x) for x in args[7:]))
+        try: push_one.compile(sig); self._push1_ep = push_one.overloads[sig].entry_point
+        except Exception: self._push1_ep = push_one   # no entry point in this Numba version: the dispatcher
+        return self._push1_ep(*args)
 
     def _sample_entry(self, *args):
         "Call `sample_into`, resolving (once per buffer) its compiled entry point for the types of this buffer's arrays."

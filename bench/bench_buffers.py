@@ -1,6 +1,7 @@
 """Benchmark loomnb replay buffers and segment trees against rlox and cpprb, in one process, alternating, median of repeats.
 
 Usage:  python bench/bench_buffers.py [--repeats 7] [--capacity 1000000] [--dims 4,17] [--only uniform,per,tree,tokens,mmap] [--markdown]
+        python bench/bench_buffers.py --only pushparts      # where the time of a push of 8 goes (not in the default set)
 Needs:  pip install rlox cpprb   (the `bench` extra)
 
 Every buffer is first filled to `capacity` transitions (so sampling touches the whole ring), prioritized buffers get the
@@ -14,6 +15,10 @@ Layouts and calls per peer:
   rlox    ReplayBuffer(cap, d, a) .push / .push_batch(flat arrays, uint8 flags) / .sample(256, seed)
           PrioritizedReplayBuffer(cap, d, a): .sample(256, seed) / .update_priorities(uint64 idx, f64 priorities)
   cpprb   ReplayBuffer / PrioritizedReplayBuffer(cap, env_dict) .add(...) / .sample(256[, beta]) / .update_priorities
+"pushparts" splits a loomnb push of 8 (d=4 and 17, capacity 10^6, the ring walked as in "uniform"): the whole `push_batch`,
+its dtype/ndim check alone, the call of push_rec's compiled entry point alone, the same entry point of push_rec compiled
+with the Numba runtime (as before it was compiled without), and Numba's per-array unboxing cost: an empty kernel of six
+float32 arrays with and without the runtime. rlox's push_batch of 8 is the reference row; "loomnb us" there is CPU time.
 "tree" compares the bare loomnb segment trees (stratified sample of 256 indices with IS weights, then 256 priority updates
 of the sum and min trees) with cpprb's PrioritizedReplayBuffer sample(256)+update_priorities(256), which also gathers data.
 """
@@ -184,6 +189,46 @@ def bench_mmap(rows, cap, d, a, repeats):
     ours.close()
     if rl: rl.close()
 
+def bench_pushparts(rows, cap, d, a, repeats):
+    from numba import njit, types
+    from loomnb.buffers import replay as R
+    ours = ReplayBuffer(cap, (d,), (a,))
+    rl = rlox.ReplayBuffer(cap, d, a) if rlox else None
+    _fill(cap, d, a, ours, rl, None)
+    o, act, r, no, te, tr = _data(8, d, a, seed=1)
+    ours.push_batch(o, act, r, no, te, tr)
+    ep, rec, offs, p = ours._push_eps[0], ours._rec, ours._push_offs, [0]
+    nrt = njit(R.push_rec.py_func)                       # the same kernel with the Numba runtime (not cached)
+    A2 = types.Array(types.float32, 2, "A"); B1 = types.Array(types.bool_, 1, "A")
+    sig = (types.int64, A2, A2, A2, types.Array(types.float32, 1, "A"), B1, B1, types.Array(types.uint8, 2, "C"),
+           types.Array(types.int64, 1, "C"))
+    nrt.compile(sig); ep_nrt = nrt.overloads[sig].entry_point
+    def key(): (o.dtype, no.dtype, act.dtype, r.dtype, te.dtype, tr.dtype, o.ndim, no.ndim, act.ndim, r.ndim, te.ndim, tr.ndim)
+    def kern(): p[0] = ep(p[0], o, no, act, r, te, tr, rec, offs)
+    def kern_nrt(): p[0] = ep_nrt(p[0], o, no, act, r, te, tr, rec, offs)
+    e6 = [njit(lambda a, b, c, d_, e, f: 0, _nrt=flag) for flag in (True, False)]
+    sig6 = (types.Array(types.float32, 2, "A"),) * 6
+    for f in e6: f.compile(sig6)
+    u6, x = [f.overloads[sig6].entry_point for f in e6], o
+    fns = {"push_batch(8)": lambda: ours.push_batch(o, act, r, no, te, tr), "dtype/ndim check": key,
+           "push_rec entry point": kern, "push_rec entry point, with runtime": kern_nrt,
+           "empty kernel, 6 arrays, runtime": lambda: u6[0](x, x, x, x, x, x),
+           "empty kernel, 6 arrays, no runtime": lambda: u6[1](x, x, x, x, x, x)}
+    if rl:
+        obf, nbf, abf, teu, tru = o.ravel(), no.ravel(), act.ravel(), te.astype(np.uint8), tr.astype(np.uint8)
+        fns["rlox push_batch(8)"] = lambda: rl.push_batch(obf, nbf, abf, r, teu, tru)
+    return compare(fns, repeats)
+
+def parts_table(parts, markdown):
+    "One row per part, wall and CPU nanoseconds per call for each obs_dim."
+    dims = list(parts)
+    head = ["part"] + [f"d={d} {k} ns" for d in dims for k in ("wall", "CPU")]
+    lines = [[k] + [f"{parts[d][k][i] * 1e9:.0f}" for d in dims for i in (0, 1)] for k in parts[dims[0]]]
+    if markdown:
+        return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(l) + " |" for l in lines])
+    w = [max(len(str(x)) for x in col) for col in zip(head, *lines)]
+    return "\n".join("  ".join(str(x).ljust(k) for x, k in zip(r, w)) for r in [head] + lines)
+
 def table(rows, markdown):
     peers = ["loomnb", "rlox", "cpprb"]
     head = ["operation", "loomnb us", "rlox us", "cpprb us", "rlox/loomnb", "cpprb/loomnb", "rlox/loomnb cpu",
@@ -214,9 +259,11 @@ if __name__ == "__main__":
     for d in dims:
         if "uniform" in only: bench_uniform(rows, args.capacity, d, act.get(d, 1), args.repeats)
         if "per" in only: bench_per(rows, args.capacity, d, act.get(d, 1), args.repeats)
+    parts = {d: bench_pushparts(rows, args.capacity, d, act.get(d, 1), args.repeats) for d in dims} if "pushparts" in only else {}
     if "tree" in only: bench_tree(rows, args.capacity, args.repeats)
     if "tokens" in only: bench_tokens(rows, args.repeats)
     if "mmap" in only: bench_mmap(rows, args.capacity, 17, 6, args.repeats)
     print(f"# capacity {args.capacity}, batch {B}, median of {args.repeats} repeats; {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}; rlox {_ver('rlox')}, cpprb {_ver('cpprb')}")
-    print(table(rows, args.markdown))
+    if rows: print(table(rows, args.markdown))
+    if parts: print(parts_table(parts, args.markdown))

@@ -11,3 +11,14 @@ def test_bench_buffers_runs():
     for row in ("uniform sample(256) d=4", "push batch 256 d=17", "prioritized sample(256) d=17", "update_priorities(256) d=4",
                 "tree sample(256)+update(256)", "tokens packed(256, 2048)", "mmap sample(256) d=17"):
         assert row in r.stdout, (row, r.stdout)
+
+def test_bench_buffers_pushparts_runs():
+    "The push-of-8 breakdown (`--only pushparts`) runs and prints every part for both obs dims."
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, os.path.join(root, "bench", "bench_buffers.py"), "--capacity", "4096", "--repeats", "1",
+                        "--only", "pushparts"], capture_output=True, text=True, timeout=600, env={**os.environ, "NUMBA_NUM_THREADS": "1"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    for part in ("push_batch(8)", "dtype/ndim check", "push_rec entry point", "push_rec entry point, with runtime",
+                 "empty kernel, 6 arrays, runtime", "empty kernel, 6 arrays, no runtime"):
+        assert part in r.stdout, (part, r.stdout)
+    assert "d=4 CPU ns" in r.stdout and "d=17 CPU ns" in r.stdout, r.stdout

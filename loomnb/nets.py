@@ -15,7 +15,7 @@ from gymnasium import spaces
 
 # %% auto #0
 __all__ = ['policy_act', 'policy_evaluate', 'check_policy', 'MLP', 'layer_init', 'mlp', 'ActorCritic', 'DiscretePolicy',
-           'GaussianPolicy', 'make_policy', 'FusedAdam', 'make_adam']
+           'GaussianPolicy', 'make_policy', 'FusedAdam', 'make_adam', 'ForeachRMSprop']
 
 # %% ../nbs/36_nets.ipynb #c005
 def policy_act(policy, # Policy module with the rlox interface (and optionally `act`)
@@ -263,3 +263,39 @@ def make_adam(params, # Parameters to optimise
     params = list(params)
     try: return FusedAdam(params, lr=lr, eps=eps)
     except (RuntimeError, TypeError, ValueError): return torch.optim.Adam(params, lr=lr, eps=eps, foreach=True)
+
+# %% ../nbs/36_nets.ipynb #c032
+class ForeachRMSprop(torch.optim.RMSprop):
+    "`torch.optim.RMSprop(foreach=True)` without the `torch._dynamo` import: same multi-tensor update, state and hooks."
+    add_param_group = _undecorated(torch.optim.Optimizer.add_param_group)
+    zero_grad = _undecorated(torch.optim.Optimizer.zero_grad)
+    state_dict = _undecorated(torch.optim.Optimizer.state_dict)
+    load_state_dict = _undecorated(torch.optim.Optimizer.load_state_dict)
+
+    def __init__(self, params, # Parameters or parameter groups
+                 lr: float=1e-2, # Learning rate
+                 alpha: float=0.99, # Smoothing constant of the squared-gradient average
+                 eps: float=1e-8, # Added to the denominator
+                 weight_decay: float=0.0, # L2 penalty
+                 momentum: float=0.0, # Momentum factor
+                 centered: bool=False, # Normalise by the gradient's estimated variance
+                ):
+        super().__init__(params, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
+                         centered=centered, foreach=True)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        "One RMSprop step on every parameter that has a gradient; returns `closure()` when given."
+        from torch.optim.rmsprop import _multi_tensor_rmsprop
+        loss = None
+        if closure is not None:
+            with torch.enable_grad(): loss = closure()
+        for g in self.param_groups:
+            if g.get("differentiable") or g.get("capturable"):  # only reachable through load_state_dict
+                raise ValueError("ForeachRMSprop: a param group asks for differentiable or capturable; use torch.optim.RMSprop")
+            ps, gs, sq, mom, gavg, steps = [], [], [], [], [], []
+            has_complex = self._init_group(g, ps, gs, sq, mom, gavg, steps)
+            _multi_tensor_rmsprop(ps, gs, sq, gavg, mom, steps, lr=g["lr"], alpha=g["alpha"], eps=g["eps"],
+                                  weight_decay=g["weight_decay"], momentum=g["momentum"], centered=g["centered"],
+                                  maximize=g["maximize"], differentiable=False, capturable=False, has_complex=has_complex)
+        return loss

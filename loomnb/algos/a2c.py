@@ -15,7 +15,7 @@ from ..nets import policy_evaluate
 from ..buffers.rollout import RolloutBuffer
 from ..learner import TrainState, register_algorithm
 from .ppo import PPO, PPOConfig, ppo_loss, explained_variance
-from ..nets import make_adam
+from ..nets import make_adam, ForeachRMSprop
 
 # %% auto #0
 __all__ = ['FAST_CARTPOLE', 'A2CConfig', 'a2c_loss', 'a2c_update', 'A2C']
@@ -100,7 +100,7 @@ class A2C(PPO):
     def _make_optimizer(self):
         c = self.config
         if c.optimizer == "adam": return make_adam(self.policy.parameters(), c.learning_rate, c.optim_eps)
-        return torch.optim.RMSprop(self.policy.parameters(), lr=c.learning_rate, alpha=c.rmsprop_alpha, eps=c.optim_eps, foreach=True)
+        return ForeachRMSprop(self.policy.parameters(), lr=c.learning_rate, alpha=c.rmsprop_alpha, eps=c.optim_eps)
 
     def update(self, state: TrainState) -> dict:
         "One annealed `a2c_update` on the collected rollout."

@@ -40,7 +40,7 @@ class RLMemorySettings(Config):
     max_experience_age_seconds: float = 0.0     # Experiences older than this are excluded from sampling (0 = no limit)
     max_weight_versions: int = 10               # Versions retained per model (0 disables versioning)
     busy_timeout_ms: int = 30000                # SQLite: how long a writer waits for the lock
-    sqlite_synchronous: str = "NORMAL"          # SQLite: "NORMAL" (WAL: durable across crashes of the process), "FULL", or "OFF" (fastest; an OS crash may lose recent commits)
+    sqlite_synchronous: str = "NORMAL"          # SQLite: "NORMAL" (WAL, no fsync per commit: a commit survives a crash of the process, an OS crash or power loss may roll back the last ones), "FULL" (fsync per commit: survives power loss), or "OFF" (no fsync at all: an OS crash may lose commits or damage the file)
     per_action_min_actions: int = 8             # Store weights one blob per action from this many actions on (a feedback then rewrites one action, not the model)
     cache_ttl_seconds: float = 0.0              # Serve weights from the process cache this long without asking the store (0 = always check the revision)
     redis_pipelined: bool = True                # Redis: send the hot-path scripts on one pipelined connection parsed by hiredis (when installed and the URL is TCP)
@@ -355,20 +355,25 @@ class _SQLiteCore(_MemoryBase):
                 new, out = fn(w)
                 if new is not None: self._save(model_id, rev, new, old=w)
             if experience is not None: self._insert_exp(model_id, **experience)
-            for e in experiences: self._insert_exp(model_id, **e)
+            if experiences: self._insert_exps(model_id, experiences)
         except BaseException: c.execute("ROLLBACK"); raise
         c.execute("COMMIT"); return out
 
 # %% ../../nbs/92_bandits.memory.ipynb #c026
+_INSERT_EXP = "INSERT INTO experiences (model_id, ts, priority, record) VALUES (?, ?, ?, ?)"
+
 class _SQLiteExperiences(_SQLiteCore):
     "Experiences, priorities and statistics of the SQLite memory."
-    def _insert_exp(self, model_id, state_vector, action_index, reward, next_state_vector=None, propensity=None,
-                    available_actions=None, priority=None, timestamp=None):
+    def _exp_row(self, model_id, state_vector, action_index, reward, next_state_vector=None, propensity=None,
+                 available_actions=None, priority=None, timestamp=None) -> tuple:
         ts = time.time() if timestamp is None else float(timestamp)
         rec = pack_experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions, ts)
-        cur = self._c.execute("INSERT INTO experiences (model_id, ts, priority, record) VALUES (?, ?, ?, ?)",
-                              (model_id, ts, 1.0 if priority is None else float(priority), rec))
-        return str(cur.lastrowid)
+        return model_id, ts, 1.0 if priority is None else float(priority), rec
+    def _insert_exp(self, model_id, *args, **kwargs):
+        return str(self._c.execute(_INSERT_EXP, self._exp_row(model_id, *args, **kwargs)).lastrowid)
+    def _insert_exps(self, model_id, experiences):
+        "Insert several experiences with one executemany."
+        self._c.executemany(_INSERT_EXP, [self._exp_row(model_id, **e) for e in experiences])
     async def store_experience(self, model_id, state_vector, action_index, reward, next_state_vector=None, **extra) -> str:
         "Record one interaction (extra: propensity, available_actions, priority, timestamp); returns its id."
         return self._insert_exp(model_id, state_vector, action_index, reward, next_state_vector, **extra)

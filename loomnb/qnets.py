@@ -16,7 +16,8 @@ from .nets import mlp
 # %% auto #0
 __all__ = ['squashed_gaussian_logprob', 'SquashedGaussianPolicy', 'DeterministicPolicy', 'QNetwork', 'EnsembleQNetwork',
            'CriticList', 'as_critic', 'NoisyLinear', 'reset_noise', 'SimpleQNetwork', 'DuelingQNetwork',
-           'CategoricalQNetwork', 'polyak_update', 'target_copy']
+           'CategoricalQNetwork', 'polyak_update', 'target_copy', 'relu_mlp_layers', 'mlp_forward', 'mlp_backward',
+           'ensemble_forward', 'ensemble_backward', 'ensemble_action_grad']
 
 # %% ../nbs/36a_qnets.ipynb #c005
 _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "gelu": nn.GELU, "silu": nn.SiLU}
@@ -148,12 +149,11 @@ class EnsembleQNetwork(nn.Module):
 
     def forward(self, obs, act):
         "Q-values of every critic, [n_critics, B]."
-        x = torch.cat([obs, act], -1).unsqueeze(0).expand(self.n_critics, -1, -1)
-        last = len(self.weights) - 1
-        for k, (w, b) in enumerate(zip(self.weights, self.biases)):
-            x = torch.baddbmm(b, x, w)
-            if k < last: x = self.act_fn(x)
-        return x.squeeze(-1)
+        n, last = self.n_critics, len(self.weights) - 1
+        x = torch.cat([obs, act], -1).unsqueeze(0).expand(n, -1, -1)
+        for k in range(last): x = self.act_fn(torch.baddbmm(self.biases[k], x, self.weights[k]))
+        # the 1-wide output layer as [n, 1, h] @ [n, h, B]: batched GEMM is ~10x slower with N=1 than with M=1
+        return torch.baddbmm(self.biases[last], self.weights[last].view(n, 1, -1), x.transpose(1, 2)).view(n, -1)
 
     def q1(self, obs, act):
         "Q-values of the first critic only, [B] (TD3's actor loss needs no other)."
@@ -323,3 +323,105 @@ def target_copy(net: nn.Module) -> nn.Module:
     tgt = copy.deepcopy(net)
     for p in tgt.parameters(): p.requires_grad_(False)
     return tgt
+
+# %% ../nbs/36a_qnets.ipynb #c038
+_tb = torch.ops.aten.threshold_backward   # grad * (h > 0): ReLU's backward, as autograd computes it
+
+def relu_mlp_layers(net: nn.Module) -> list | None:
+    "`[(weight [out, in], bias [out])]` of a `Linear, ReLU, ..., Linear` `nn.Sequential`, else None."
+    mods = list(net) if isinstance(net, nn.Sequential) else []
+    if len(mods) % 2 != 1 or getattr(net, "_act", "relu") != "relu": return None
+    for i, m in enumerate(mods):
+        if i % 2 == 0 and not (type(m) is nn.Linear and m.bias is not None): return None
+        if i % 2 == 1 and type(m) is not nn.ReLU: return None
+    return [(m.weight, m.bias) for m in mods[0::2]]
+
+def _grad_buf(p: torch.Tensor) -> torch.Tensor:
+    "`p.grad`, allocated once and then overwritten in place."
+    if p.grad is None: p.grad = torch.empty_like(p)
+    return p.grad
+
+@torch.no_grad()
+def mlp_forward(layers: list, # `relu_mlp_layers(net)`
+                x: torch.Tensor, # Input [B, in]
+               ) -> tuple[torch.Tensor, list]: # output [B, out], every layer's input [x, h1, ...]
+    "Forward pass of a ReLU MLP that keeps what its backward needs."
+    hs = [x]
+    for w, b in layers[:-1]:
+        x = torch.addmm(b, x, w.t()).relu_(); hs.append(x)
+    w, b = layers[-1]
+    return torch.addmm(b, x, w.t()), hs
+
+@torch.no_grad()
+def mlp_backward(layers: list, # `relu_mlp_layers(net)`
+                 hs: list, # Layer inputs from `mlp_forward`
+                 g: torch.Tensor, # Gradient of the loss with respect to the output [R, out]
+                 need_input: bool=False, # Also return the gradient with respect to the input
+                ) -> torch.Tensor | None:
+    "Write the weight and bias gradients of a ReLU MLP into `.grad`; only the first R rows of `hs` take part."
+    R = g.shape[0]
+    for k in range(len(layers) - 1, -1, -1):
+        w, b = layers[k]
+        h = hs[k][:R]
+        if w.shape[1] < 16: _grad_buf(w).copy_(torch.mm(h.t(), g).t())   # narrow input: GEMM is faster with it as M
+        else: torch.mm(g.t(), h, out=_grad_buf(w))
+        torch.sum(g, 0, out=_grad_buf(b))
+        if k > 0: g = _tb(torch.mm(g, w), h, 0)
+        elif need_input: return torch.mm(g, w)
+    return None
+
+# %% ../nbs/36a_qnets.ipynb #c043
+@torch.no_grad()
+def ensemble_forward(ens: EnsembleQNetwork, # A ReLU ensemble
+                     x: torch.Tensor, # Concatenated [obs, act] [B, in]
+                     n: int | None=None, # Evaluate the first n critics (None: all)
+                    ) -> tuple[torch.Tensor, list]: # Q [n, B], every layer's input
+    "Forward pass of `ens` that keeps what its backward needs."
+    n = ens.n_critics if n is None else n
+    x = x.unsqueeze(0).expand(n, -1, -1)
+    hs, last = [x], len(ens.weights) - 1
+    for k in range(last):
+        x = torch.baddbmm(ens.biases[k][:n], x, ens.weights[k][:n]).relu_(); hs.append(x)
+    q = torch.baddbmm(ens.biases[last][:n], ens.weights[last][:n].view(n, 1, -1), x.transpose(1, 2))
+    return q.view(n, -1), hs
+
+@torch.no_grad()
+def ensemble_backward(ens: EnsembleQNetwork, # A ReLU ensemble
+                      hs: list, # Layer inputs from `ensemble_forward` (all critics)
+                      gq: torch.Tensor, # Gradient of the loss with respect to Q [n_critics, B]
+                     ) -> None:
+    "Write the weight and bias gradients of every critic into `.grad`."
+    n, last = ens.n_critics, len(ens.weights) - 1
+    g1 = gq.view(n, 1, -1)
+    torch.bmm(g1, hs[last], out=_grad_buf(ens.weights[last]).view(n, 1, -1))
+    torch.sum(g1, 2, keepdim=True, out=_grad_buf(ens.biases[last]))
+    g = gq.unsqueeze(-1) * ens.weights[last].view(n, 1, -1)   # outer product instead of a K=1 batched GEMM
+    for k in range(last - 1, -1, -1):
+        g = _tb(g, hs[k + 1], 0)
+        torch.bmm(hs[k].transpose(1, 2), g, out=_grad_buf(ens.weights[k]))
+        torch.sum(g, 1, keepdim=True, out=_grad_buf(ens.biases[k]))
+        if k > 0: g = torch.bmm(g, ens.weights[k].transpose(1, 2))
+
+@torch.no_grad()
+def ensemble_action_grad(ens: EnsembleQNetwork, # A ReLU ensemble
+                         hs: list, # Layer inputs from `ensemble_forward`
+                         idx: torch.Tensor | None, # Critic per sample [B] (e.g. the argmin), or None: the first critic
+                         scale: float, # Loss = scale * sum_i Q_{idx_i}(s_i, a_i)
+                         act_dim: int, # The actions are the last act_dim input columns
+                        ) -> torch.Tensor: # dLoss/da [B, act_dim]
+    "Action gradient, each sample back-propagated through its own critic only."
+    B, L = hs[0].shape[1], len(ens.weights)
+    ga = hs[0].new_empty(B, act_dim)
+    for c in range(ens.n_critics if idx is not None else 1):
+        rows = (idx == c).nonzero().squeeze(1) if idx is not None else None
+        r = B if rows is None else rows.numel()
+        if r == 0: continue
+        g = (scale * ens.weights[L - 1][c].t()).expand(r, -1)            # dLoss/d(last hidden) [r, h]
+        for k in range(L - 1, 0, -1):
+            h = hs[k][c] if rows is None else hs[k][c].index_select(0, rows)
+            w = ens.weights[k - 1][c] if k > 1 else ens.weights[0][c][-act_dim:]
+            g = torch.mm(_tb(g, h, 0), w.t())
+        if L == 1: g = g[:, -act_dim:]
+        if rows is None: return g
+        ga.index_copy_(0, rows, g)
+    return ga

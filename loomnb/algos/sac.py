@@ -15,11 +15,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 from ..learner import TrainState, register_algorithm
 from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast, clear_grads
-from ..qnets import SquashedGaussianPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic
+from ..qnets import (SquashedGaussianPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
+                          squashed_gaussian_logprob, relu_mlp_layers, mlp_forward, mlp_backward, ensemble_forward,
+                          ensemble_backward, ensemble_action_grad)
 
 # %% auto #0
 __all__ = ['SAC_STATS', 'SACConfig', 'sac_critic_target', 'sac_critic_loss', 'sac_actor_loss', 'sac_alpha_loss', 'frozen',
-           'sac_step', 'SAC']
+           'sac_step', 'sac_step_hand', 'sac_hand_layers', 'SAC']
 
 # %% ../../nbs/43_algos.sac.ipynb #c005
 @dataclass
@@ -32,6 +34,7 @@ class SACConfig(OffPolicyConfig):
     n_critics: int = 2               # Number of critics (min over them in the targets)
     log_std_min: float = -20.0       # Actor log-std lower clamp
     log_std_max: float = 2.0         # Actor log-std upper clamp
+    hand_grad: bool = True           # On CPU with the default networks: hand-written gradients (same updates as autograd)
 
     def validate(self):
         super().validate()
@@ -117,6 +120,53 @@ def sac_step(actor: nn.Module, # SquashedGaussianPolicy-like: .sample(obs) -> (a
                             z + alpha, -logp.mean(), q.mean()])
 
 # %% ../../nbs/43_algos.sac.ipynb #c019
+@torch.no_grad()
+def sac_step_hand(actor: SquashedGaussianPolicy, # Default actor (`relu_mlp_layers(actor.net)` is not None)
+                  critic: EnsembleQNetwork, # ReLU critic ensemble
+                  critic_target: EnsembleQNetwork, # Its target copy
+                  actor_opt, critic_opt, log_alpha, fixed_alpha, target_entropy, # as in `sac_step`
+                  batch: TorchBatch, # Minibatch
+                  layers: list, # `relu_mlp_layers(actor.net)`
+                 ) -> torch.Tensor: # stats [6] in the order of `SAC_STATS`
+    "`sac_step` for the default networks with hand-written gradients (no autograd graph)."
+    obs, B, ad = batch.obs, batch.obs.shape[0], actor.act_dim
+    out, hs = mlp_forward(layers, torch.cat([obs, batch.next_obs]))
+    mean, ls_raw = out[:, :ad], out[:, ad:]
+    ls = ls_raw.clamp(actor.log_std_min, actor.log_std_max)
+    eps = obs.new_empty(2 * B, ad); eps[:B].normal_(); eps[B:].normal_()   # the draws of sample(s), then sample(s')
+    u = torch.addcmul(mean, ls.exp(), eps)
+    a, logp2 = torch.tanh(u), squashed_gaussian_logprob(u, mean, ls)
+    logp = logp2[:B]
+    alpha = log_alpha.exp() if log_alpha is not None else fixed_alpha
+    qt = ensemble_forward(critic_target, torch.cat([batch.next_obs, a[B:]], 1))[0]
+    y = sac_critic_target(qt, logp2[B:], batch.rewards, batch.terminated, batch.discounts, alpha)
+    q, chs = ensemble_forward(critic, torch.cat([obs, batch.actions], 1))
+    d = q - y
+    critic_loss = 0.5 * d.pow(2).mean(1).sum()
+    ensemble_backward(critic, chs, d.mul_(1.0 / B)); step_fast(critic_opt)
+    qp, phs = ensemble_forward(critic, torch.cat([obs, a[:B]], 1))       # through the updated critics
+    qmin, idx = qp.min(0)
+    ga = ensemble_action_grad(critic, phs, idx, -1.0 / B, ad)             # d(-mean min Q)/da
+    a1, ab = a[:B], alpha / B
+    gu = ga.mul_(1.0 - a1 * a1).add_(2.0 * ab * a1)                         # through tanh, plus alpha * dlogpi/du
+    lr = ls_raw[:B]
+    gls = (gu * (u[:B] - mean[:B]) - ab) * ((lr >= actor.log_std_min) & (lr <= actor.log_std_max))
+    mlp_backward(layers, hs, torch.cat([gu, gls], 1))
+    mlogp, z = logp.mean(), torch.zeros(())
+    alpha_loss = z if log_alpha is None else -log_alpha * (mlogp + target_entropy)   # before the step moves log_alpha
+    if log_alpha is not None:
+        if log_alpha.grad is None: log_alpha.grad = torch.empty_like(log_alpha)
+        torch.neg(mlogp + target_entropy, out=log_alpha.grad)
+    step_fast(actor_opt)
+    return torch.stack([(alpha * logp - qmin).mean(), critic_loss, alpha_loss, z + alpha, -mlogp, q.mean()])
+
+def sac_hand_layers(actor, critic, critic_target) -> list | None:
+    "The actor's layers when the hand-written step applies to these networks (default types, ReLU, CPU), else None."
+    ok = (type(actor) is SquashedGaussianPolicy and type(critic) is EnsembleQNetwork and type(critic_target) is EnsembleQNetwork
+          and isinstance(critic.act_fn, nn.ReLU) and next(critic.parameters()).device.type == "cpu")
+    return relu_mlp_layers(actor.net) if ok else None
+
+# %% ../../nbs/43_algos.sac.ipynb #c022
 class SAC(OffPolicyAlgorithm):
     "Soft actor-critic with automatic entropy tuning on the shared off-policy loop."
     name = "sac"
@@ -136,6 +186,7 @@ class SAC(OffPolicyAlgorithm):
         self._p = {"critic": self._cp, "actor": list(self.actor.parameters()) + ([self.log_alpha] if c.auto_entropy else [])}
         self.actor_opt = make_adam(self._p["actor"], c.learning_rate)   # log_alpha rides along (same lr, elementwise)
         self.critic_opt = make_adam(self._cp, c.learning_rate)
+        self._layers = sac_hand_layers(self.actor, self.critic, self.critic_target) if c.hand_grad else None
 
     def _nets(self): return {"actor": self.actor, "critic": self.critic, "critic_target": self.critic_target}
     def _optims(self): return {"actor_opt": self.actor_opt, "critic_opt": self.critic_opt}
@@ -155,8 +206,12 @@ class SAC(OffPolicyAlgorithm):
     def _train(self, n: int, state: TrainState) -> dict:
         c, stats = self.config, []
         for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
-            stats.append(sac_step(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt,
-                                  self.log_alpha, c.ent_coef, self.target_entropy, b, self._p))
+            if self._layers is not None:
+                stats.append(sac_step_hand(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt,
+                                           self.log_alpha, c.ent_coef, self.target_entropy, b, self._layers))
+            else:
+                stats.append(sac_step(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt,
+                                      self.log_alpha, c.ent_coef, self.target_entropy, b, self._p))
             if (state.n_updates + i + 1) % c.target_update_interval == 0: polyak_update(self._cp, self._tp, c.tau)
         m = (stats[0] if n == 1 else torch.stack(stats).mean(0)).tolist()   # one sync per phase
         return {f"train/{k}": v for k, v in zip(SAC_STATS, m)}

@@ -12,12 +12,13 @@ import torch
 import torch.nn as nn
 from ..learner import TrainState, register_algorithm
 from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast, clear_grads
-from ..qnets import DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic
+from ..qnets import (DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic, relu_mlp_layers,
+                          mlp_forward, mlp_backward, ensemble_forward, ensemble_backward, ensemble_action_grad)
 from .sac import frozen
 
 # %% auto #0
 __all__ = ['TD3Config', 'DDPGConfig', 'smoothed_target_actions', 'td3_critic_target', 'td3_critic_loss', 'td3_actor_loss',
-           'td3_step', 'TD3', 'DDPG']
+           'td3_step', 'td3_step_hand', 'td3_hand_layers', 'TD3', 'DDPG']
 
 # %% ../../nbs/44_algos.td3.ipynb #c005
 @dataclass
@@ -29,6 +30,7 @@ class TD3Config(OffPolicyConfig):
     noise_clip: float = 0.5          # Clip of the target smoothing noise
     exploration_noise: float = 0.1   # Std of the Gaussian exploration noise (normalised units)
     n_critics: int = 2               # Number of critics (min over them in the targets)
+    hand_grad: bool = True           # On CPU with the default networks: hand-written gradients (same updates as autograd)
 
     def validate(self):
         super().validate()
@@ -103,6 +105,38 @@ def td3_step(actor: nn.Module, actor_target: nn.Module, critic: nn.Module, criti
     return out
 
 # %% ../../nbs/44_algos.td3.ipynb #c014
+@torch.no_grad()
+def td3_step_hand(actor: DeterministicPolicy, actor_target: nn.Module, # Default actor and its target
+                  critic: EnsembleQNetwork, critic_target: EnsembleQNetwork, # ReLU ensemble and its target
+                  actor_opt, critic_opt, batch: TorchBatch, cfg: TD3Config, update_actor: bool, params: dict, # as in `td3_step`
+                  layers: list, # `relu_mlp_layers(actor.net)`
+                 ) -> dict[str, torch.Tensor]:
+    "`td3_step` for the default networks with hand-written gradients (no autograd graph)."
+    obs, B, ad = batch.obs, batch.obs.shape[0], actor.act_dim
+    na = smoothed_target_actions(actor_target(batch.next_obs), cfg.target_noise, cfg.noise_clip)
+    y = td3_critic_target(ensemble_forward(critic_target, torch.cat([batch.next_obs, na], 1))[0],
+                          batch.rewards, batch.terminated, batch.discounts)
+    q, chs = ensemble_forward(critic, torch.cat([obs, batch.actions], 1))
+    d = q - y
+    out = {"critic_loss": d.pow(2).mean(1).sum(), "q_values": q.mean()}
+    ensemble_backward(critic, chs, d.mul_(2.0 / B)); step_fast(critic_opt)
+    if update_actor:
+        o, hs = mlp_forward(layers, obs)
+        t = torch.tanh(o)
+        q1, qhs = ensemble_forward(critic, torch.cat([obs, t * actor.max_action], 1), 1)
+        ga = ensemble_action_grad(critic, qhs, None, -1.0 / B, ad)            # d(-mean Q1)/da
+        mlp_backward(layers, hs, ga.mul_(1.0 - t * t).mul_(actor.max_action)); step_fast(actor_opt)
+        polyak_update(params["critic"] + params["actor"], params["critic_target"] + params["actor_target"], cfg.tau)
+        out["actor_loss"] = -q1.mean()
+    return out
+
+def td3_hand_layers(actor, critic, critic_target) -> list | None:
+    "The actor's layers when the hand-written step applies to these networks (default types, ReLU, CPU), else None."
+    ok = (type(actor) is DeterministicPolicy and type(critic) is EnsembleQNetwork and type(critic_target) is EnsembleQNetwork
+          and isinstance(critic.act_fn, nn.ReLU) and next(critic.parameters()).device.type == "cpu")
+    return relu_mlp_layers(actor.net) if ok else None
+
+# %% ../../nbs/44_algos.td3.ipynb #c017
 class TD3(OffPolicyAlgorithm):
     "TD3 on the shared off-policy loop (DDPG with `DDPGConfig`)."
     name = "td3"
@@ -120,6 +154,7 @@ class TD3(OffPolicyAlgorithm):
                    "actor": list(self.actor.parameters()), "actor_target": list(self.actor_target.parameters())}
         self.actor_opt = make_adam(self._p["actor"], c.learning_rate)
         self.critic_opt = make_adam(self._p["critic"], c.learning_rate)
+        self._layers = td3_hand_layers(self.actor, self.critic, self.critic_target) if c.hand_grad else None
 
     def _nets(self): return {"actor": self.actor, "actor_target": self.actor_target, "critic": self.critic,
                              "critic_target": self.critic_target}
@@ -137,8 +172,9 @@ class TD3(OffPolicyAlgorithm):
         c, stats = self.config, []
         for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
             upd = (state.n_updates + i + 1) % c.policy_delay == 0
-            stats.append(td3_step(self.actor, self.actor_target, self.critic, self.critic_target, self.actor_opt,
-                                  self.critic_opt, b, c, upd, self._p))
+            nets = (self.actor, self.actor_target, self.critic, self.critic_target, self.actor_opt, self.critic_opt)
+            stats.append(td3_step(*nets, b, c, upd, self._p) if self._layers is None
+                         else td3_step_hand(*nets, b, c, upd, self._p, self._layers))
         vals = iter(torch.stack([v for s in stats for v in s.values()]).tolist())   # one sync per phase
         per = {k: [] for k in ("critic_loss", "q_values", "actor_loss")}
         for s in stats:

@@ -126,9 +126,10 @@ def bench_algorithms(rounds, seeds, only):
 
 
 # ---------------------------------------------------------------- service throughput
-async def _service(mem, events, registry, n_actions=10, extra=None, clients=1, server_pid=None):
+async def _service(mem, events, registry, n_actions=10, extra=None, clients=1, server_pid=None, feedback_only=False):
     """Drive get_action + process_feedback for `events` events. clients=1: one request at a time (sequential awaits);
-    clients=C: C concurrent client tasks sharing the events, like a server with C requests in flight."""
+    clients=C: C concurrent client tasks sharing the events, like a server with C requests in flight. feedback_only:
+    the decisions are made first (not timed), then only the feedbacks are sent."""
     from loomnb.bandits.service import ReinforcementLearningFactory
     rl = ReinforcementLearningFactory.create({"default_algorithm": "linucb", "memory": mem, **(extra or {})}, registry=registry, seed=0)
     await rl.connect(background=False)
@@ -138,10 +139,12 @@ async def _service(mem, events, registry, n_actions=10, extra=None, clients=1, s
     lat_d, lat_f = np.empty(events), np.empty(events); cpu_f = [0.0]
     g0 = getattr(rl.trainer, "groups_written", 0)
 
+    pre = [await rl.get_action("bench", X[200 + i], acts) for i in range(events)] if feedback_only else None
+
     async def client(idx):
         for i in idx:
             t = 200 + i
-            t0 = time.perf_counter(); a, m = await rl.get_action("bench", X[t], acts); t1 = time.perf_counter(); p1 = time.process_time()
+            t0 = time.perf_counter(); a, m = pre[i] if pre else await rl.get_action("bench", X[t], acts); t1 = time.perf_counter(); p1 = time.process_time()
             await rl.process_feedback("bench", X[t], a, float(R[t, a]), X[t], propensity=m["propensity"]); t2 = time.perf_counter()
             if clients == 1: cpu_f[0] += time.process_time() - p1  # (meaningless when the feedbacks of other clients interleave)
             lat_d[i], lat_f[i] = t1 - t0, t2 - t1
@@ -184,6 +187,7 @@ def bench_service(events, clients=16, full=True):
     C = f"{clients} clients"
     backends = [("SQLite online", sq("bench.sqlite3"), None, 1),
                 (f"SQLite online, {C}", sq("bench_c.sqlite3"), None, clients),
+                (f"SQLite online, {C}, feedback only", sq("bench_cf.sqlite3"), None, clients),
                 (f"SQLite online, {C}, no group", sq("bench_cn.sqlite3"), {"group_commit": False}, clients)]
     if full:
         backends += [("SQLite commit_every=16", sq("bench_batched.sqlite3"), {"commit_every": 16}, 1),
@@ -195,6 +199,7 @@ def bench_service(events, clients=16, full=True):
         srv = RedisServer().start()
         rd = lambda ns, **kw: {"backend": "redis", "redis_url": srv.url, "weights_namespace": f"{ns}:w", "experience_collection_name": f"{ns}:e", **kw}
         backends += [("Redis online", rd("online"), None, 1), (f"Redis online, {C}", rd("conc"), None, clients),
+                     (f"Redis online, {C}, feedback only", rd("concf"), None, clients),
                      (f"Redis online, {C}, no group", rd("concn"), {"group_commit": False}, clients)]
         if full: backends += [("Redis commit_every=16", rd("batched"), {"commit_every": 16}, 1), ("Redis ttl=0.5s", rd("ttl", cache_ttl_seconds=0.5), None, 1)]
     except FileNotFoundError as e: print(f"skip Redis service rows: {e}")
@@ -202,7 +207,8 @@ def bench_service(events, clients=16, full=True):
         for name, mem, extra, cl in backends:
             k = 1000 if "K=1000" in name else 10
             n = min(events, 1000) if k > 10 else events
-            o = asyncio.run(_service(mem, n, CollectorRegistry(), k, extra, cl, srv.proc.pid if srv is not None and "Redis" in name else None))
+            o = asyncio.run(_service(mem, n, CollectorRegistry(), k, extra, cl, srv.proc.pid if srv is not None and "Redis" in name else None,
+                                     feedback_only="feedback only" in name))
             lat_d, lat_f = o["lat_d"], o["lat_f"]
             # sequential: feedback/s = events / time inside process_feedback; concurrent: whole events (decision + feedback) / wall
             fb_s = n / lat_f.sum() if cl == 1 else n / o["wall"]
@@ -211,8 +217,8 @@ def bench_service(events, clients=16, full=True):
                               fb_p50=np.median(lat_f), fb_p99=np.percentile(lat_f, 99), dec_p50=np.median(lat_d), dec_p99=np.percentile(lat_d, 99),
                               cpu_per_event=o["cpu"] / n, srv_cpu_per_event=o["srv_cpu"] / n, groups=o["groups"])
             r = rows[name]
-            what = "feedback" if cl == 1 else "events"
-            print(f"  {name:32s} {what} {r['fb_per_s']:8,.0f}/s ({r['fb_per_cpu_s']:8,.0f} per CPU-s) | feedback p50 {r['fb_p50']*1e6:5.0f} us p99 {r['fb_p99']*1e6:6.0f} us"
+            what = "feedback" if cl == 1 or "feedback only" in name else "events"
+            print(f"  {name:46s} {what:8s} {r['fb_per_s']:8,.0f}/s ({r['fb_per_cpu_s']:8,.0f} per CPU-s) | feedback p50 {r['fb_p50']*1e6:5.0f} us p99 {r['fb_p99']*1e6:6.0f} us"
                   f" | decision p50 {r['dec_p50']*1e6:5.0f} us p99 {r['dec_p99']*1e6:6.0f} us | events {r['ev_per_s']:7,.0f}/s"
                   f" | CPU/event: client {r['cpu_per_event']*1e6:4.0f} us" + (f", redis-server {r['srv_cpu_per_event']*1e6:3.0f} us" if r["srv_cpu_per_event"] else "")
                   + (f" | {r['groups']} writes" if r["groups"] else ""), flush=True)
@@ -256,18 +262,20 @@ def main():
     if not a.skip_service:
         print(f"\n## service: LinUCB d=16, K=10 (K=1000 rows: 1000 events), get_action + process_feedback, {a.service_events} events."
               f"\n   1 client: one request at a time, 'feedback/s' = events / time inside process_feedback, CPU = this process inside it."
-              f"\n   {a.clients} clients: concurrent tasks, 'events/s' = (decision + feedback) / wall, CPU = this process + redis-server, whole run.")
+              f"\n   {a.clients} clients: concurrent tasks, 'events/s' = (decision + feedback) / wall, CPU = this process + redis-server, whole run;"
+              f"\n   'feedback only' rows: the decisions are made first (not timed), then the feedbacks are sent: feedbacks / wall.")
         m50, m99, frac = noise_floor()
         print(f"  scheduler noise floor now: a pure-CPU chunk of p50 {m50*1e6:.0f} us has p99 {m99*1e6:.0f} us, {frac:.1%} of runs over 1 ms; load avg {os.getloadavg()[0]:.1f}")
         rows = bench_service(a.service_events, a.clients, not a.quick)
         C = f"{a.clients} clients"
-        for name, need in (("SQLite online", 20000), (f"SQLite online, {C}", 20000), ("SQLite commit_every=16", 20000),
-                           ("Redis online", 5000), (f"Redis online, {C}", 5000), ("Redis commit_every=16", 5000)):
+        for name, need in (("SQLite online", 20000), (f"SQLite online, {C}, feedback only", 20000), (f"SQLite online, {C}", 20000),
+                           ("SQLite commit_every=16", 20000), ("Redis online", 5000), (f"Redis online, {C}, feedback only", 5000),
+                           (f"Redis online, {C}", 5000), ("Redis commit_every=16", 5000)):
             if name in rows:
                 r = rows[name]; sq = name.startswith("SQLite")
                 ok = r["fb_per_s"] >= need and (r["fb_p99"] < 1e-3 if sq else True)
-                what = "feedback/s" if r["clients"] == 1 else "decision+feedback events/s"
-                targets.append(f"target: {name:26s} >= {need:,} {what}{' with p99 < 1 ms' if sq else ''}: {r['fb_per_s']:,.0f}/s wall "
+                what = "feedback/s" if r["clients"] == 1 or "feedback only" in name else "decision+feedback events/s"
+                targets.append(f"target: {name:40s} >= {need:,} {what}{' with p99 < 1 ms' if sq else ''}: {r['fb_per_s']:,.0f}/s wall "
                                f"({r['fb_per_cpu_s']:,.0f} per CPU-s), feedback p99 {r['fb_p99']*1e6:,.0f} us -> {'met' if ok else 'NOT met'}")
     print(f"\n## targets (load avg {load0:.1f} at the start, {os.getloadavg()[0]:.1f} now, {time.perf_counter() - t_start:.0f} s;"
           f" every feedback is committed before its call returns except in the commit_every=16 rows)")

@@ -189,6 +189,7 @@ def worker(lib, env_id, seed, total, stop_at_solve, no_sde=False):
 STAGES = {  # (stage name, code) run in order in one fresh process; VmHWM is read after each
     "loomnb": [("import torch", "import torch; torch.set_num_threads(1)"),
                ("import loomnb.learner + algos.ppo", "from loomnb.learner import Trainer; import loomnb.algos.ppo"),
+               ("lean_numba_runtime() (Trainer calls it)", "from loomnb.learner import lean_numba_runtime; lean_numba_runtime()"),
                ("build env (first Numba kernel)", "from loomnb.envs.registry import make; make('CartPole-v1', num_envs=8, seed=0).reset(seed=0)"),
                ("build Trainer (policy, optimiser)", "tr = Trainer('ppo', env='CartPole-v1', seed=0, device='cpu', config=CFG)"),
                ("train 30k steps", "tr.train(30_000)")],

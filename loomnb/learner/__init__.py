@@ -15,11 +15,109 @@ import torch
 from ..core import Config, ConfigError, did_you_mean, get_device, seed_everything
 
 # %% auto #0
-__all__ = ['ALGORITHMS', 'CHECKPOINT_FORMAT', 'CHECKPOINT_VERSION', 'TrainState', 'CancelFitException', 'Callback', 'Algorithm',
-           'register_algorithm', 'get_algorithm', 'algorithms_supporting', 'CheckpointError', 'to_safe', 'from_safe',
-           'load_checkpoint', 'Trainer']
+__all__ = ['ALGORITHMS', 'CHECKPOINT_FORMAT', 'CHECKPOINT_VERSION', 'lean_numba_runtime', 'TrainState', 'CancelFitException',
+           'Callback', 'Algorithm', 'register_algorithm', 'get_algorithm', 'algorithms_supporting', 'CheckpointError',
+           'to_safe', 'from_safe', 'load_checkpoint', 'Trainer']
 
 # %% ../../nbs/38_learner.ipynb #c006
+_LEAN = {}  # what lean_numba_runtime did in this process: {"nrt": ..., "blas": ...}
+_NRT_MAGIC = b"LOOMNRT1"
+
+def _nrt_cache_dirs() -> list[Path]:
+    from numba.core import config as nconfig
+    if getattr(nconfig, "CACHE_DIR", ""): return [Path(nconfig.CACHE_DIR) / "loomnb"]
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return [Path(__file__).resolve().parent / "__pycache__", Path(xdg) / "loomnb"]
+
+def _read_nrt(path: Path, key: bytes):
+    "(object code, bitcode) from a cache file written by `_write_nrt` for `key`, or None."
+    import hashlib
+    try: raw = path.read_bytes()
+    except OSError: return None
+    h = len(_NRT_MAGIC) + 32 + 16 + 32
+    if len(raw) < h or raw[:len(_NRT_MAGIC)] != _NRT_MAGIC or raw[8:40] != key: return None
+    n_obj, n_bc = int.from_bytes(raw[40:48], "little"), int.from_bytes(raw[48:56], "little")
+    body = raw[h:]
+    if len(body) != n_obj + n_bc or hashlib.sha256(body).digest() != raw[56:88]: return None
+    return body[:n_obj], body[n_obj:]
+
+def _write_nrt(dirs, name: str, key: bytes, obj: bytes, bc: bytes):
+    "Write the cache file atomically into the first writable directory of `dirs`."
+    import hashlib
+    body = obj + bc
+    data = (_NRT_MAGIC + key + len(obj).to_bytes(8, "little") + len(bc).to_bytes(8, "little")
+            + hashlib.sha256(body).digest() + body)
+    for d in dirs:
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=d, prefix=name + ".")
+            with os.fdopen(fd, "wb") as f: f.write(data)
+            os.chmod(tmp, 0o644)  # readable by other users of a shared install, like Numba's own cache files
+            os.replace(tmp, d / name)
+            return d / name
+        except OSError: continue
+    return None
+
+# %% ../../nbs/38_learner.ipynb #c007
+def _lean_nrt() -> str:
+    "Initialise Numba's NRT from cached object code (compiling and caching it the first time)."
+    import hashlib, numba, llvmlite
+    from llvmlite import binding as ll
+    from numba.core import config as nconfig
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.registry import cpu_target
+    from numba.core.runtime import rtsys, nrtdynmod, _nrt_python as _nrt
+    with global_compiler_lock:
+        if rtsys._init: return "numba"  # a kernel ran already: Numba initialised it
+        if nconfig.NRT_STATS: return "numba (NRT_STATS)"
+        ctx = cpu_target.target_context
+        cg = ctx.codegen()
+        ir_mod, lib = nrtdynmod.create_nrt_module(ctx)
+        key = hashlib.sha256(repr((numba.__version__, llvmlite.__version__, cg.magic_tuple(), str(ir_mod))).encode()).digest()
+        name = f"numba_nrt-{key.hex()[:16]}.bin"
+        for py_name, addr in _nrt.c_helpers.items():  # as rtsys.initialize does
+            ll.add_symbol(py_name if py_name.startswith("_") else "NRT_" + py_name, addr)
+        dirs = _nrt_cache_dirs()
+        for d in dirs:
+            blobs = _read_nrt(d / name, key)
+            if blobs is not None:
+                rtsys._library = cg.unserialize_library((lib.name, "object", blobs))
+                rtsys._init = True
+                return "loaded"
+        lib.enable_object_caching()
+        lib.add_ir_module(ir_mod)
+        lib.finalize()
+        _, _, (obj, bc) = lib.serialize_using_object_code()
+        rtsys._library, rtsys._init = lib, True
+        return "compiled, cached" if _write_nrt(dirs, name, key, obj, bc) else "compiled"
+
+def _lean_blas() -> str:
+    "Import numba.np.arraymath with a `_HAVE_BLAS` probe that does not import scipy.linalg."
+    import sys, importlib.util, importlib.machinery
+    if "numba.np.arraymath" in sys.modules: return "numba"
+    import numba.np.linalg as nl
+    real = nl.ensure_blas
+    def probe():
+        spec = importlib.util.find_spec("scipy")
+        locs = list(spec.submodule_search_locations or []) if spec is not None else []
+        if not any(os.path.exists(os.path.join(d, "linalg", "cython_blas" + suf))
+                   for d in locs for suf in importlib.machinery.EXTENSION_SUFFIXES):
+            raise ImportError("scipy.linalg.cython_blas not found")
+        nl._check_lapack_int_width()  # the check ensure_blas runs (reads scipy.__config__ only)
+    nl.ensure_blas = probe
+    try: import numba.np.arraymath as am
+    finally: nl.ensure_blas = real
+    return f"probed (_HAVE_BLAS={am._HAVE_BLAS})"
+
+def lean_numba_runtime() -> dict:
+    "Skip Numba's per-process NRT compile and its eager scipy.linalg import; call before the first kernel."
+    if _LEAN or os.environ.get("LOOMNB_LEAN_NUMBA", "1") == "0": return dict(_LEAN)
+    for k, f in (("blas", _lean_blas), ("nrt", _lean_nrt)):
+        try: _LEAN[k] = f()
+        except Exception as e: _LEAN[k] = f"numba ({type(e).__name__}: {e})"  # Numba's own path runs instead
+    return dict(_LEAN)
+
+# %% ../../nbs/38_learner.ipynb #c012
 @dataclass
 class TrainState:
     "Explicit state of a training run, passed to every callback event."
@@ -55,7 +153,7 @@ class TrainState:
             if k in ("ep_returns", "ep_lengths"): getattr(self, k).clear(); getattr(self, k).extend(v)
             elif k in {f.name for f in dataclasses.fields(self)}: setattr(self, k, v)
 
-# %% ../../nbs/38_learner.ipynb #c009
+# %% ../../nbs/38_learner.ipynb #c015
 class CancelFitException(Exception):
     "Raise from any callback event to stop training cleanly."
 
@@ -81,7 +179,7 @@ def _overrides(cb, event: str) -> bool:
     f = getattr(type(cb), event, None)
     return f is not None and f is not getattr(Callback, event)
 
-# %% ../../nbs/38_learner.ipynb #c011
+# %% ../../nbs/38_learner.ipynb #c017
 class Algorithm:
     "Base class of the algorithms `Trainer` drives (see the table above)."
     config_cls: type = Config
@@ -111,7 +209,7 @@ def register_algorithm(name: str, # Lower-case name used by `Trainer(name, ...)`
     if "name" not in vars(cls) or not vars(cls)["name"]: cls.name = name.lower()  # subclasses get their own name
     return cls
 
-# %% ../../nbs/38_learner.ipynb #c012
+# %% ../../nbs/38_learner.ipynb #c018
 def _builtin_algo_names() -> list[str]:
     "Names of the `loomnb.algos.<name>` modules that exist in this install."
     import pkgutil
@@ -138,7 +236,7 @@ def algorithms_supporting(space_name: str) -> list[str]:
         except Exception: pass
     return sorted(k for k, c in ALGORITHMS.items() if space_name in getattr(c, "action_spaces", ()))
 
-# %% ../../nbs/38_learner.ipynb #c014
+# %% ../../nbs/38_learner.ipynb #c020
 CHECKPOINT_FORMAT, CHECKPOINT_VERSION = "loomnb.checkpoint", 1
 
 class CheckpointError(ValueError):
@@ -161,7 +259,7 @@ def from_safe(obj):
     if isinstance(obj, (list, tuple)): return type(obj)(from_safe(v) for v in obj)
     return obj
 
-# %% ../../nbs/38_learner.ipynb #c015
+# %% ../../nbs/38_learner.ipynb #c021
 def load_checkpoint(path, # File written by `Trainer.save`
                     map_location="cpu", # Where tensors are loaded
                    ) -> dict:
@@ -186,7 +284,7 @@ def load_checkpoint(path, # File written by `Trainer.save`
     if missing: raise CheckpointError(f"{str(p)!r} is an incomplete loomnb checkpoint: missing {', '.join(missing)}")
     return ck
 
-# %% ../../nbs/38_learner.ipynb #c017
+# %% ../../nbs/38_learner.ipynb #c023
 def _space_name(sp) -> str: return type(sp).__name__
 
 def _resolve_config(cls, config, n_envs):
@@ -211,7 +309,7 @@ def _make_env(env, n_envs: int, seed):
         raise ConfigError(f"`env` has num_envs={env.num_envs} but the config asks for n_envs={n_envs}; pass n_envs={env.num_envs}")
     return env
 
-# %% ../../nbs/38_learner.ipynb #c018
+# %% ../../nbs/38_learner.ipynb #c024
 def _env_record(env) -> dict:
     sp = getattr(env, "spec", None)
     rec = {"id": getattr(sp, "id", None), "name": getattr(sp, "name", None), "version": getattr(sp, "version", None),
@@ -222,7 +320,7 @@ def _env_record(env) -> dict:
     if callable(getattr(env, "state_dict", None)): rec["normalization"] = to_safe(env.state_dict())
     return rec
 
-# %% ../../nbs/38_learner.ipynb #c019
+# %% ../../nbs/38_learner.ipynb #c025
 class Trainer:
     "Train any registered algorithm on a vector env, with callbacks, logging and exact-resume checkpoints."
     def __init__(self, algo, # Registered algorithm name or an `Algorithm` subclass
@@ -238,6 +336,7 @@ class Trainer:
         cls = algo if isinstance(algo, type) else get_algorithm(algo)
         self.config = _resolve_config(cls, config, n_envs)
         self.seed, self.device = seed, get_device(device)
+        lean_numba_runtime()  # before the first kernel call (seed_everything seeds Numba)
         seed_everything(seed)
         N = getattr(self.config, "n_envs", 1)
         self.env = _make_env(env, N, seed)

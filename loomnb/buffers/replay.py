@@ -233,6 +233,15 @@ def _put_row_nb(A, j, a):
     def put_scalar(A, j, a): A[j, 0] = a
     return put_scalar
 
+def _entry_point(kernel, sig):
+    "The compiled `kernel` for the exact types `sig`, callable without type dispatch (where this Numba has none: `kernel`)."
+    try: kernel.compile(sig); return kernel.overloads[sig].entry_point
+    except Exception: return kernel
+
+def _any_layout(dt, nd):
+    "Numba type of an `nd`-dim array of dtype `dt` with any strides ('A' layout)."
+    return types.Array(from_dtype(dt), nd, "A")
+
 _PUSH_EPS = {}   # (obs dtype, action dtype, action ndim, reward dtype) -> compiled `push_rec` entry point
 
 def _push_entry(odt, adt, a_nd, rdt):
@@ -240,13 +249,10 @@ def _push_entry(odt, adt, a_nd, rdt):
     key = (odt, adt, a_nd, rdt)
     ep = _PUSH_EPS.get(key)
     if ep is None:
-        arr = lambda dt, nd: types.Array(from_dtype(dt), nd, "A")
+        arr = _any_layout
         sig = (types.int64, arr(odt, 2), arr(odt, 2), arr(adt, a_nd), arr(rdt, 1), arr(_BOOL, 1), arr(_BOOL, 1),
                types.Array(types.uint8, 2, "C"), types.Array(types.int64, 1, "C"))
-        try:
-            push_rec.compile(sig); ep = push_rec.overloads[sig].entry_point
-        except Exception: ep = push_rec   # no entry point in this Numba version: the (type-checking) dispatcher
-        _PUSH_EPS[key] = ep
+        ep = _PUSH_EPS[key] = _entry_point(push_rec, sig)
     return ep
 
 @njit(cache=True, _nrt=False)   # like push_rec: no runtime, holds the GIL
@@ -520,19 +526,17 @@ class ReplayBuffer:
 
     def _push1_entry(self, *args):
         "Call `push_one`, resolving (once per buffer) its entry point: 'A'-layout 1-D obs, the action type `push` checked, storage types."
-        arr = lambda dt, nd: types.Array(from_dtype(dt), nd, "A")
+        arr = _any_layout
         a_t = (arr(self.action_dtype, 1) if self._a_nd == 2 else types.int64 if self.action_dtype.kind in "iu" else types.float64)
         sig = (types.int64, arr(self.obs_dtype, 1), arr(self.obs_dtype, 1), a_t, types.float64, types.boolean, types.boolean,
                *(typeof(x) for x in args[7:]))
-        try: push_one.compile(sig); self._push1_ep = push_one.overloads[sig].entry_point
-        except Exception: self._push1_ep = push_one   # no entry point in this Numba version: the dispatcher
+        self._push1_ep = _entry_point(push_one, sig)
         return self._push1_ep(*args)
 
     def _sample_entry(self, *args):
         "Call `sample_into`, resolving (once per buffer) its compiled entry point for the types of this buffer's arrays."
         sig = tuple(typeof(x) for x in args)   # the storage views and `_outputs`' arrays: the same types on every call
-        try: sample_into.compile(sig); self._sample_ep = sample_into.overloads[sig].entry_point
-        except Exception: self._sample_ep = sample_into   # no entry point in this Numba version: the dispatcher
+        self._sample_ep = _entry_point(sample_into, sig)
         return self._sample_ep(*args)
 
     def _outputs(self, B):

@@ -7,12 +7,35 @@ Docs: https://loomorg.github.io/loomnb/buffers.nstep.html.md"""
 # %% ../../nbs/21b_buffers.nstep.ipynb #c002
 from __future__ import annotations
 import numpy as np
+from numba import njit
 from .replay import ReplayBuffer, _check_arr, _check_rewards
 
 # %% auto #0
-__all__ = ['NStepWriter', 'nstep_reference']
+__all__ = ['nstep_fold', 'NStepWriter', 'nstep_reference']
 
 # %% ../../nbs/21b_buffers.nstep.ipynb #c005
+@njit(cache=True)
+def nstep_fold(t, store, o, a, r, no, te, tr, pw, OBS, ACT, REW, LAST, COUNT, oo, oa, orw, ono, ote, otr, od):
+    "Store step `t` of N envs (if `store`), then write every n-step transition that ends into the outputs, oldest first; returns how many (raw kernel)."
+    n, N = REW.shape[0], REW.shape[1]
+    if store:                   # pending step t of env e lives in slot t % n
+        q = t % n
+        for e in range(N):
+            OBS[q, e, :] = o[e]; ACT[q, e, :] = a[e]; REW[q, e] = r[e]; LAST[e, :] = no[e]; COUNT[e] += 1
+    k = 0
+    for h in range(n, 0, -1):   # horizon h: the pending step that started h - 1 steps before t
+        s = t - h + 1
+        for e in range(N):
+            if COUNT[e] >= h and (te[e] or tr[e] or not store or h == n):
+                R = 0.0
+                for j in range(h): R += pw[j] * REW[(s + j) % n, e]
+                oo[k, :] = OBS[s % n, e]; oa[k, :] = ACT[s % n, e]; orw[k] = R; ono[k, :] = no[e]
+                ote[k] = te[e]; otr[k] = tr[e]; od[k] = pw[h]
+                k += 1
+    for e in range(N): COUNT[e] = 0 if (te[e] or tr[e] or not store) else min(COUNT[e], n - 1)
+    return k
+
+# %% ../../nbs/21b_buffers.nstep.ipynb #c007
 class NStepWriter:
     "Fold one env step of N envs at a time into n-step transitions and push them into `buffer`."
     def __init__(self, buffer: ReplayBuffer, # Target buffer, built with `store_discounts=True` (not optimize_memory)
@@ -36,14 +59,20 @@ class NStepWriter:
         self.count = np.zeros(N, np.int64)    # pending (not yet emitted) steps per env
         self.t = 0
         self._pow = self.gamma ** np.arange(self.n + 1)
+        M = self.n * N                        # at most n transitions per env and step
+        self._out = (np.zeros((M, *b.obs_shape), b.obs_dtype), np.zeros((M, *b.action_shape), b.action_dtype),
+                     np.zeros(M, np.float32), np.zeros((M, *b.obs_shape), b.obs_dtype), np.zeros(M, bool),
+                     np.zeros(M, bool), np.zeros(M, np.float32))
 
-    def _emit(self, h, mask, next_obs, term, trunc, out):
-        "Collect the pending step that started h-1 steps ago, for envs `mask`, as an h-step transition."
-        if not mask.any(): return
-        s = self.t - h + 1
-        R = sum(self._pow[k] * self._rew[(s + k) % self.n, mask] for k in range(h))
-        out.append((self._obs[s % self.n, mask], self._act[s % self.n, mask], R, next_obs[mask], term[mask],
-                    trunc[mask], np.full(int(mask.sum()), self._pow[h], np.float32)))
+    def _fold(self, t, store, o, a, r, no, te, tr) -> int:
+        "Run `nstep_fold` on flat views of the pending ring and the outputs; push what it emitted into the buffer."
+        n, N, (oo, oa, orw, ono, ote, otr, od) = self.n, self.N, self._out
+        M = oo.shape[0]
+        k = nstep_fold(t, store, o.reshape(N, -1), a.reshape(N, -1), r, no.reshape(N, -1), te, tr, self._pow,
+                       self._obs.reshape(n, N, -1), self._act.reshape(n, N, -1), self._rew, self._last_next.reshape(N, -1),
+                       self.count, oo.reshape(M, -1), oa.reshape(M, -1), orw, ono.reshape(M, -1), ote, otr, od)
+        if k: self.buffer.push_batch(oo[:k], oa[:k], orw[:k], ono[:k], ote[:k], otr[:k], discount=od[:k])
+        return k
 
     def push(self, obs, action, reward, next_obs, terminated, truncated) -> int:
         "Add one step of all N envs ([N, ...] arrays; unbatched arrays/scalars when N = 1); returns how many transitions were written."
@@ -55,30 +84,15 @@ class NStepWriter:
         r = _check_rewards(reward, (N,))
         no = _check_arr(next_obs, "next_obs", (N, *b.obs_shape), b.obs_dtype)
         te, tr = _check_arr(terminated, "terminated", (N,), bool), _check_arr(truncated, "truncated", (N,), bool)
-        q = self.t % self.n
-        self._obs[q], self._act[q], self._rew[q], self._last_next[:] = o, a, r, no
-        self.count += 1
-        done, out = te | tr, []
-        for h in range(self.n, 0, -1):   # oldest first
-            self._emit(h, (self.count >= h) & (done | (h == self.n)), no, te, tr, out)
-        self.count = np.where(done, 0, np.minimum(self.count, self.n - 1))
+        cast = lambda x, dt: np.ascontiguousarray(x, dt)
+        k = self._fold(self.t, True, cast(o, b.obs_dtype), cast(a, b.action_dtype), r.astype(np.float64), cast(no, b.obs_dtype), te, tr)
         self.t += 1
-        return self._write(out)
+        return k
 
     def flush(self) -> int:
         "Write every pending step as a shorter, bootstrapped transition (end of collection); returns how many."
-        out, z = [], np.zeros(self.N, bool)
-        self.t -= 1                      # pending steps end at the last pushed step
-        for h in range(self.n - 1, 0, -1): self._emit(h, self.count >= h, self._last_next, z, z, out)
-        self.t += 1; self.count[:] = 0
-        return self._write(out)
-
-    def _write(self, out) -> int:
-        if not out: return 0
-        cols = [np.concatenate(c) for c in zip(*out)]
-        cols[2] = cols[2].astype(np.float32)
-        self.buffer.push_batch(*cols[:6], discount=cols[6])
-        return len(cols[2])
+        z = np.zeros(self.N, bool)      # pending steps end at the last pushed step, t - 1
+        return self._fold(self.t - 1, False, self._last_next, self._act[0], self._rew[0], self._last_next, z, z)
 
     def state(self) -> dict:
         "The pending steps and counters as a plain dict of copied numpy arrays and ints (`load_state` restores it)."
@@ -91,7 +105,7 @@ class NStepWriter:
         self.t = st.pop("t")
         for k, v in st.items(): getattr(self, k)[...] = v
 
-# %% ../../nbs/21b_buffers.nstep.ipynb #c011
+# %% ../../nbs/21b_buffers.nstep.ipynb #c013
 def nstep_reference(rewards, terminated, truncated, n, gamma):
     "Per-step (R, h, end) of the n-step transition starting there, for one env's [T] stream (plain Python)."
     T, out = len(rewards), []
@@ -103,7 +117,7 @@ def nstep_reference(rewards, terminated, truncated, n, gamma):
         out.append((R, h, s + h - 1))
     return out
 
-# %% ../../nbs/21b_buffers.nstep.ipynb #c017
+# %% ../../nbs/21b_buffers.nstep.ipynb #c019
 _LEGACY_KEYS = {"_obs": "obs", "_act": "actions", "_rew": "rewards", "_last_next": "last_next_obs", "count": "count"}
 
 def _nstep_state(w, state) -> dict:

@@ -316,9 +316,19 @@ class OnlineTrainer(_OfflineMixin, _TrainerBase):
                                        propensity, available_actions)
         fb = (state_vector, action_index, reward, next_state_vector, propensity, available_actions)
         if self.group_commit: return await self._grouped(model_id, algorithm, memory, fb)
-        out = (await self._write(model_id, algorithm, memory, [fb]))[0]
-        if isinstance(out, BaseException): raise out
-        return out
+        return await self._write_one(model_id, algorithm, memory, fb)
+    async def _write_one(self, model_id, algorithm, memory, fb) -> float:
+        "`_write` of a single feedback (the uncontended path), raising its error."
+        x, a, r, x2 = fb[:4]
+        one = getattr(algorithm, "updates_one_action", False) and type(a) is int and a >= 0
+        def step(w):
+            new, td = algorithm.update_sync(w or {}, x, a, r, x2)
+            new = algorithm.validate_update(w, new, a) if one and w else algorithm.validate_weights(new, copy=False)
+            return new, (new, td)
+        async with self._guard(model_id):
+            new, td = await self.resilience.call(memory.atomic_update, model_id, step, experience=_experience(*fb), touched=[a] if one else None)
+            await self._after_write(model_id, algorithm, memory, new, 1)
+        return td
     async def _write(self, model_id, algorithm, memory, fbs) -> list:
         "Apply feedbacks `fbs` in order and store them in one transaction; per feedback its TD error or its exception."
         one = getattr(algorithm, "updates_one_action", False) and all(type(f[1]) is int and f[1] >= 0 for f in fbs)
@@ -380,10 +390,8 @@ async def _grouped(self, model_id, algorithm, memory, fb) -> float:
     if g is None: g = self._groups[model_id] = _Group()
     if not g.busy and not _others_ready(loop):  # nothing in flight and nobody else about to run: write this one now
         g.busy = True
-        try: out = (await self._write(model_id, algorithm, memory, [fb]))[0]
+        try: return await self._write_one(model_id, algorithm, memory, fb)
         finally: _hand_on(g)  # whoever queued during the write (Redis round trip) goes next
-        if isinstance(out, BaseException): raise out
-        return out
     fut = loop.create_future(); g.queue.append((fb, fut))
     if g.busy:  # a write is in flight: wait for the one after it (someone else's, or ours when we are handed the lead)
         try: r = await fut
@@ -398,6 +406,10 @@ async def _grouped(self, model_id, algorithm, memory, fb) -> float:
             except asyncio.CancelledError: fut.cancel(); _hand_on(g); raise
     batch, g.queue = g.queue, []
     assert batch[0][1] is fut
+    if len(batch) == 1:  # nobody joined
+        self.groups_written += 1
+        try: return await self._write_one(model_id, algorithm, memory, fb)
+        finally: _hand_on(g)
     try: outs = await self._write(model_id, algorithm, memory, [b[0] for b in batch])
     except BaseException as e:
         for _, f in batch[1:]:  # this caller gets `e` raised directly

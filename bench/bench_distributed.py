@@ -1,11 +1,15 @@
 """Throughput of loomnb's data-parallel PPO (1 vs 2 torchrun ranks) and of IMPALA (2 actor processes) vs single-process PPO.
 
-    python bench/bench_distributed.py [--steps 32768] [--repeats 3] [--impala-steps 40000]
+    python bench/bench_distributed.py [--steps 32768] [--repeats 3] [--impala-steps 40000] [--only ppo]
 
 Every configuration runs in its own fresh process(es), the configurations alternate within each repeat, and the table
 shows medians of env-steps/s over the training time (`sps` of the summary: process start-up excluded for torchrun
-ranks). PPO runs with its default 16 gradient steps per iteration and with 1 (the all-reduce count is what costs).
-The `--no-ddp` row averages gradients with one flat all-reduce in an optimiser pre-step hook instead of DDP's reducer.
+ranks). PPO runs with its default 16 gradient steps per iteration and with 1 (the gradient exchanges are what costs).
+Two-rank rows differ only in how the gradients are averaged (`--exchange`): "shm" is the default for two ranks on one
+node (`PairExchange` through shared memory, as a DDP communication hook), "p2p" gloo isend/irecv through the same hook,
+"allreduce" DDP's own gloo all-reduce. The `--no-ddp` row averages in an optimiser pre-step hook instead of DDP's
+reducer (with the default exchange). Every rank has the same per-rank config as the single process (8 envs, 128 steps,
+the same minibatches), so 2 ranks collect twice the env steps per iteration; steps/s = env steps of all ranks / wall.
 IMPALA "cold" includes its actors' start-up (it happens inside train()); "warm" starts them first.
 The CPU column is the CPU time all processes of a configuration spent training, per 1000 env steps: on a machine shared
 with other work, wall-clock ratios say how much CPU the job got, the CPU cost says what the job itself needs
@@ -25,7 +29,7 @@ def torchrun_ppo(nproc, steps, cfg=PPO, extra=()):
         cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc), "-m",
                "loomnb.distributed", "train", "--algo", "ppo", "--env", "CartPole-v1", "--timesteps", str(steps),
                "--config", json.dumps(cfg), "--out", d, *extra]
-        for attempt in (0, 1):  # one retry; failures are counted and printed, never hidden
+        for attempt in (0, 1, 2):  # one retry; failures are counted and printed, never hidden
             p = subprocess.run(cmd, env=ENV, capture_output=True, text=True)
             if p.returncode == 0: break
             FAILURES.append(f"torchrun {nproc} ranks {cfg}: rc {p.returncode}")
@@ -59,34 +63,44 @@ def single(algo, steps, cfg, warm=False):
         return tuple(json.loads(out.strip().splitlines()[-1]))
     finally: os.unlink(f.name)
 
+LOAD0 = os.getloadavg()[0]
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=32768); ap.add_argument("--impala-steps", type=int, default=40000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--only", default="", help="comma-separated substrings: run only configurations whose name has one")
     a = ap.parse_args()
     IMP = {"n_actors": 2, "n_envs": 8}
     runs = {"ppo, 1 process (Trainer)": lambda: single("ppo", a.steps, PPO),
             "ppo, torchrun 1 rank": lambda: torchrun_ppo(1, a.steps),
             "ppo, torchrun 2 ranks": lambda: torchrun_ppo(2, a.steps),
-            "ppo, torchrun 2 ranks, optimiser-hook all-reduce (--no-ddp)": lambda: torchrun_ppo(2, a.steps, PPO, ["--no-ddp"]),
+            "ppo, torchrun 2 ranks, --exchange p2p": lambda: torchrun_ppo(2, a.steps, PPO, ["--exchange", "p2p"]),
+            "ppo, torchrun 2 ranks, --exchange allreduce": lambda: torchrun_ppo(2, a.steps, PPO, ["--exchange", "allreduce"]),
+            "ppo, torchrun 2 ranks, optimiser hook (--no-ddp)": lambda: torchrun_ppo(2, a.steps, PPO, ["--no-ddp"]),
             "ppo 1 minibatch/iter, torchrun 1 rank": lambda: torchrun_ppo(1, a.steps, PPO1),
             "ppo 1 minibatch/iter, torchrun 2 ranks": lambda: torchrun_ppo(2, a.steps, PPO1),
             "impala, 2 actors + learner (cold)": lambda: single("impala", a.impala_steps, IMP),
             "impala, 2 actors + learner (warm)": lambda: single("impala", a.impala_steps, IMP, True)}
+    keep = ("ppo, 1 process (Trainer)", "ppo, torchrun 1 rank")  # the baselines of the ratio columns
+    if a.only: runs = {k: f for k, f in runs.items() if k in keep or any(o and o in k for o in a.only.split(","))}
     res = {k: [] for k in runs}
     for r in range(a.repeats):
         for k, f in runs.items():
             res[k].append(f()); print(f"repeat {r}: {k}: {res[k][-1][0]:.0f} steps/s, {res[k][-1][1]:.3f} CPU-s/1k steps", file=sys.stderr)
     med = {k: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for k, v in res.items()}
-    base, one = med["ppo, 1 process (Trainer)"][0], med["ppo, torchrun 1 rank"]
-    for k in ("ppo, torchrun 2 ranks", "ppo 1 minibatch/iter, torchrun 2 ranks"):
-        k1 = k.replace("2 ranks", "1 rank")
-        print(f"{k} / {k1}, per repeat: " + ", ".join(f"{x[0] / y[0]:.2f}x" for x, y in zip(res[k], res[k1])))
-    print(f"\nCartPole-v1, {os.cpu_count()} CPUs, load average at the end {os.getloadavg()[0]:.1f}, "
+    base = med["ppo, 1 process (Trainer)"][0]
+    def one_rank(k):  # the 1-rank run of the same per-rank configuration
+        k1 = k.split(" rank")[0][:-1] + "1 rank"
+        return k1 if k1 in med else None
+    for k in [k for k in res if "2 ranks" in k and one_rank(k)]:
+        print(f"{k} / {one_rank(k)}, per repeat: " + ", ".join(f"{x[0] / y[0]:.2f}x" for x, y in zip(res[k], res[one_rank(k)])))
+    print(f"\nCartPole-v1, {os.cpu_count()} CPUs, load average at the start {LOAD0:.1f}, at the end {os.getloadavg()[0]:.1f}, "
           f"medians of {a.repeats} repeats (env-steps/s, global over ranks/actors)\n")
-    print("| configuration | steps/s | vs 1-process PPO | vs torchrun 1 rank | CPU-s per 1k steps |\n|---|---:|---:|---:|---:|")
+    print("| configuration | steps/s | vs 1-process PPO | vs torchrun 1 rank (same per-rank config) | CPU-s per 1k steps |\n|---|---:|---:|---:|---:|")
     for k, (v, c) in med.items():
-        print(f"| {k} | {v:,.0f} | {v / base:.2f}x | {v / one[0]:.2f}x | {c:.3f} |")
+        k1 = one_rank(k) if "torchrun" in k else None
+        print(f"| {k} | {v:,.0f} | {v / base:.2f}x | {f'{v / med[k1][0]:.2f}x' if k1 else ''} | {c:.3f} |")
     print(f"\nfailed runs (retried once): {len(FAILURES)}" + "".join(f"\n  {f}" for f in FAILURES))
 
 if __name__ == "__main__": main()

@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/distributed.html.md"""
 
 # %% ../nbs/50_distributed.ipynb #c002
 from __future__ import annotations
-import argparse, contextlib, datetime, functools, gc, inspect, io, json, os, pickle, shlex, socket, subprocess, sys, tempfile, time, traceback
+import argparse, contextlib, datetime, functools, gc, inspect, io, json, os, pickle, platform, shlex, socket, subprocess, sys, tempfile, time, traceback
 from dataclasses import dataclass, replace, asdict
 from pathlib import Path
 import numpy as np
@@ -19,11 +19,12 @@ from .core import seed_everything, get_device, did_you_mean
 
 # %% auto #0
 __all__ = ['DistInfo', 'env_info', 'rank_device', 'choose_backend', 'init_distributed', 'teardown', 'world', 'distributed',
-           'free_port', 'local_environ', 'rank_seed', 'seed_rank', 'broadcast_module', 'max_param_diff', 'DDPPolicy',
-           'unwrap', 'average_gradients', 'sync_optimizer', 'is_main_process', 'barrier', 'reduce_metrics', 'on_rank0',
-           'RankZeroLogger', 'save_distributed', 'load_distributed', 'spawn', 'ddp_smoke', 'torchrun_command', 'launch',
-           'distribute_algorithm', 'DistributedTrainer', 'sync_report', 'check_data_parallel', 'under_torchrun',
-           'split_nproc', 'train_distributed']
+           'free_port', 'local_environ', 'rank_seed', 'seed_rank', 'broadcast_module', 'max_param_diff', 'PairExchange',
+           'pair_exchange', 'pair_comm_hook', 'DDPPolicy', 'unwrap', 'average_gradients', 'sync_optimizer',
+           'is_main_process', 'barrier', 'reduce_metrics', 'on_rank0', 'RankZeroLogger', 'save_distributed',
+           'load_distributed', 'spawn', 'ddp_smoke', 'torchrun_command', 'launch', 'distribute_algorithm',
+           'DistributedTrainer', 'sync_report', 'check_data_parallel', 'under_torchrun', 'split_nproc',
+           'train_distributed']
 
 # %% ../nbs/50_distributed.ipynb #c006
 @dataclass(frozen=True)
@@ -102,6 +103,8 @@ def choose_backend(device: str | torch.device = "cpu", # Device the rank compute
     return backend
 
 # %% ../nbs/50_distributed.ipynb #c016
+_TIMEOUT = [600.0]  # the process group's collective timeout (also bounds PairExchange's waits)
+
 def _current_info(info: DistInfo, device) -> DistInfo:
     return replace(info, rank=dist.get_rank(), world_size=dist.get_world_size(), backend=dist.get_backend(), device=str(device))
 
@@ -119,6 +122,7 @@ def init_distributed(backend: str = "auto", # "auto" (nccl on CUDA, gloo on CPU)
     be = choose_backend(dev, backend)
     if dev.type == "cuda": torch.cuda.set_device(dev)
     init = "env://" if environ is None else f"tcp://{info.master_addr}:{info.master_port}"
+    _TIMEOUT[0] = float(timeout_s)
     dist.init_process_group(be, init_method=init, rank=info.rank, world_size=info.world_size,
                             timeout=datetime.timedelta(seconds=float(timeout_s)))
     return _current_info(info, dev)
@@ -217,6 +221,106 @@ def max_param_diff(module: nn.Module, # Module to compare across ranks
     return float(d)
 
 # %% ../nbs/50_distributed.ipynb #c030
+_TRANSPORTS = ("auto", "shm", "p2p", "allreduce")
+
+def _host_key() -> str:
+    try: boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError: boot = ""
+    return f"{socket.gethostname()}/{boot}"
+
+def _shared_buffer(nbytes: int) -> torch.Tensor:
+    "Collective: a uint8 tensor both ranks map from one file in /dev/shm (unlinked once mapped)."
+    d = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+    name = [os.path.join(d, f"loomnb_pair_{os.getpid()}_{time.time_ns()}") if dist.get_rank() == 0 else None]
+    dist.broadcast_object_list(name, 0)
+    if dist.get_rank() == 0:
+        with open(name[0], "wb") as f: f.truncate(nbytes)
+    dist.barrier()
+    try: return torch.from_file(name[0], shared=True, size=nbytes, dtype=torch.uint8)
+    finally:
+        dist.barrier()  # both ranks have mapped it (or failed): the name is no longer needed
+        if dist.get_rank() == 0: os.unlink(name[0])
+
+# %% ../nbs/50_distributed.ipynb #c031
+class PairExchange:
+    "Averages a flat tensor between the two ranks of a gloo job, bit-identically on both: `(t_rank0 + t_rank1) * 0.5`."
+    def __init__(self, numel: int, # Largest float32 tensor (elements) that goes through shared memory
+                 transport: str = "shm", # "shm": shared-memory mailbox (ranks on one node); "p2p": gloo isend/irecv
+                 timeout_s: float | None = None, # Limit on waiting for the peer (default: the process group's timeout)
+                 spin_us: float = 200.0, # "shm": spin (yielding the CPU) this long before polling in 50 us sleeps
+                ):
+        if transport not in ("shm", "p2p"):
+            raise ValueError(f"`transport`={transport!r} is not one of ['shm', 'p2p'].{did_you_mean(transport, ('shm', 'p2p'))}")
+        if not _is_dist() or dist.get_world_size() != 2:
+            raise ValueError(f"PairExchange needs a process group of exactly 2 ranks, got world size "
+                             f"{dist.get_world_size() if dist.is_initialized() else 1}")
+        if isinstance(numel, bool) or not isinstance(numel, (int, np.integer)) or numel < 1:
+            raise ValueError(f"`numel` must be a positive int, got {numel!r}")
+        self.rank, self.peer, self.numel, self.transport = dist.get_rank(), 1 - dist.get_rank(), int(numel), transport
+        self.timeout_s = _TIMEOUT[0] if timeout_s is None else float(timeout_s)
+        self.spin_s, self.seq, self._recv = spin_us * 1e-6, 0, None
+        if transport == "shm":
+            mem = _shared_buffer(128 + 2 * 2 * 4 * self.numel)
+            self._mem = mem
+            self._flags = mem[:128].view(torch.int64).numpy()  # [0]: rank 0's last exchange, [8]: rank 1's (own cache lines)
+            self._slots = mem[128:].view(torch.float32).view(2, 2, self.numel)  # [rank, exchange parity, element]
+
+    def average(self, t: torch.Tensor, # This rank's flat tensor (the peer passes one of the same size and dtype)
+               ) -> torch.Tensor:
+        "The mean of this rank's and the peer's `t` (a new tensor, bit-identical on both ranks)."
+        t = t.reshape(-1)
+        if self.transport == "shm" and t.numel() <= self.numel and t.dtype == torch.float32 and t.device.type == "cpu":
+            return self._average_shm(t)
+        return self._average_p2p(t)
+
+    def _average_shm(self, t):
+        self.seq += 1; s, par, n = self.seq, self.seq & 1, t.numel()
+        self._slots[self.rank, par, :n].copy_(t)
+        self._flags[8 * self.rank] = s  # publish after the copy (x86 keeps stores in order)
+        if self._flags[8 * self.peer] < s: self._wait(s)
+        return torch.add(self._slots[0, par, :n], self._slots[1, par, :n]).mul_(0.5)
+
+    def _wait(self, s):
+        f, i, t0 = self._flags, 8 * self.peer, time.perf_counter()
+        while f[i] < s:
+            waited = time.perf_counter() - t0
+            if waited < self.spin_s: os.sched_yield()
+            elif waited > self.timeout_s:
+                raise RuntimeError(f"PairExchange: rank {self.peer} did not reach gradient exchange {s} within {self.timeout_s:.0f} s")
+            else: time.sleep(50e-6)
+
+    def _average_p2p(self, t):
+        r = self._recv
+        if r is None or r.shape != t.shape or r.dtype != t.dtype or r.device != t.device: r = self._recv = torch.empty_like(t)
+        for w in (dist.isend(t, self.peer), dist.irecv(r, self.peer)): w.wait()
+        a, b = (t, r) if self.rank == 0 else (r, t)
+        return torch.add(a, b).mul_(0.5)
+
+# %% ../nbs/50_distributed.ipynb #c032
+def pair_exchange(numel: int, # Largest tensor to exchange (elements)
+                  transport: str = "auto", # "auto", "shm", "p2p", or "allreduce" (always None: keep the all-reduce)
+                  timeout_s: float | None = None, # Limit on waiting for the peer (default: the process group's)
+                 ) -> PairExchange | None:
+    "Collective: a `PairExchange` for a two-rank gloo job ('auto': shared memory on one x86-64 node), else None."
+    if transport not in _TRANSPORTS:
+        raise ValueError(f"`transport`={transport!r} is not one of {list(_TRANSPORTS)}.{did_you_mean(transport, _TRANSPORTS)}")
+    if transport == "allreduce" or not _is_dist() or dist.get_world_size() != 2 or dist.get_backend() != "gloo": return None
+    if transport in ("auto", "shm"):
+        hosts = [None, None]; dist.all_gather_object(hosts, _host_key())
+        ok = hosts[0] == hosts[1] and platform.machine().lower() in ("x86_64", "amd64")
+        if transport == "shm" and not ok:
+            raise ValueError(f"`transport`='shm' needs both ranks on one x86-64 node, got hosts {hosts} on {platform.machine()}")
+        if not ok: return None
+        transport = "shm"
+    return PairExchange(numel, transport, timeout_s)
+
+def pair_comm_hook(state: PairExchange, # The exchange (DDP passes it back on every call)
+                   bucket, # `torch.distributed.GradBucket`
+                  ): # A completed `torch.futures.Future[torch.Tensor]` (DDP rejects other spellings of this annotation)
+    "DDP communication hook: the bucket averaged with the peer through `state`; register it with `register_comm_hook`."
+    fut = torch.futures.Future(); fut.set_result(state.average(bucket.buffer())); return fut
+
+# %% ../nbs/50_distributed.ipynb #c036
 class _Dispatch(nn.Module):
     "forward(name, *args) calls module.name(*args): lets DDP wrap modules used through several methods."
     def __init__(self, module: nn.Module):
@@ -228,14 +332,18 @@ class DDPPolicy(nn.Module):
     _routed = ("act", "evaluate", "get_value", "get_action_and_logprob", "get_logprob_and_entropy")
     def __init__(self, policy: nn.Module, # Policy (e.g. `loomnb.nets.DiscretePolicy`) already on this rank's device
                  find_unused_parameters: bool = False, # Needed if some parameters get no gradient in a backward pass
+                 exchange: str = "auto", # Gradient averaging: "auto" (`pair_exchange`), "shm", "p2p" or "allreduce"
                 ):
         super().__init__()
         dev = next(policy.parameters()).device
+        self.exchange = None
         if dist.is_available() and dist.is_initialized():
             kw = ({"forward_sync_buffers": False} if "forward_sync_buffers" in inspect.signature(DDP).parameters
                   else {"broadcast_buffers": False})  # buffers sync at init only (torch < 2.13 spells it broadcast_buffers)
             self.ddp = DDP(_Dispatch(policy), device_ids=[dev] if dev.type == "cuda" else None,
                            find_unused_parameters=find_unused_parameters, **kw)
+            self.exchange = pair_exchange(sum(p.numel() for p in policy.parameters() if p.requires_grad), exchange)
+            if self.exchange is not None: self.ddp.register_comm_hook(self.exchange, pair_comm_hook)
         else: self.ddp = _Dispatch(policy)  # a single process: nothing to all-reduce
 
     @property
@@ -262,18 +370,20 @@ def unwrap(module: nn.Module) -> nn.Module:
     while isinstance(module, (DDPPolicy, DDP, _Dispatch)): module = module.module
     return module
 
-# %% ../nbs/50_distributed.ipynb #c036
+# %% ../nbs/50_distributed.ipynb #c042
 def average_gradients(params, # Iterable of parameters whose `.grad` is averaged over ranks in place
+                      exchange: PairExchange | None = None, # Two ranks: average through it instead of an all-reduce
                      ) -> None:
-    "All-reduce gradients to their mean over ranks in one flat buffer (no-op without a process group)."
+    "Average gradients over ranks in one flat buffer (no-op without a process group)."
     if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1: return
     ps = [p for p in params if p.requires_grad]
     if not ps: return
     dev = ps[0].device
     has = torch.tensor([p.grad is not None for p in ps], dtype=torch.float32, device=dev)
     flat = torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1).float() for p in ps] + [has])
-    dist.all_reduce(flat)
-    n = dist.get_world_size(); off = 0
+    if exchange is not None: flat, n = exchange.average(flat), 1  # already the mean
+    else: dist.all_reduce(flat); n = dist.get_world_size()
+    off = 0
     counts = flat[-len(ps):]
     for p, c in zip(ps, counts.tolist()):
         k = p.numel(); g = (flat[off:off + k] / n).view_as(p).to(p.dtype); off += k
@@ -282,13 +392,17 @@ def average_gradients(params, # Iterable of parameters whose `.grad` is averaged
         else: p.grad.copy_(g)
 
 def sync_optimizer(opt: torch.optim.Optimizer, # Optimiser whose parameters' gradients are averaged before each step
+                   exchange: str = "auto", # "auto" (`pair_exchange`), "shm", "p2p" or "allreduce"
                   ):
     "Register a pre-step hook averaging the gradients of `opt`'s parameters over ranks; returns the hook handle."
+    ps = [p for g in opt.param_groups for p in g["params"] if p.requires_grad]
+    ex = pair_exchange(sum(p.numel() for p in ps) + len(ps), exchange) if ps else None  # + one has-gradient flag each
     def _hook(optimizer, args, kwargs):
-        average_gradients([p for g in optimizer.param_groups for p in g["params"]])
-    return opt.register_step_pre_hook(_hook)
+        average_gradients([p for g in optimizer.param_groups for p in g["params"]], ex)
+    h = opt.register_step_pre_hook(_hook); h.exchange = ex  # the PairExchange in use (None: all-reduce)
+    return h
 
-# %% ../nbs/50_distributed.ipynb #c039
+# %% ../nbs/50_distributed.ipynb #c045
 def is_main_process() -> bool:
     "True on rank 0 (and in a single process)."
     return not (dist.is_available() and dist.is_initialized()) or dist.get_rank() == 0
@@ -313,7 +427,7 @@ def on_rank0(fn, *args, **kwargs):
     barrier()
     return out
 
-# %% ../nbs/50_distributed.ipynb #c040
+# %% ../nbs/50_distributed.ipynb #c046
 class RankZeroLogger:
     "Wraps a logger: metrics are averaged over ranks and written by rank 0 only."
     def __init__(self, logger, # Any object with .log(metrics, step) and .close() (a `loomnb.loggers` logger)
@@ -333,7 +447,7 @@ class RankZeroLogger:
         if name == "logger": raise AttributeError(name)
         return getattr(self.logger, name)
 
-# %% ../nbs/50_distributed.ipynb #c044
+# %% ../nbs/50_distributed.ipynb #c050
 def save_distributed(path, # File to write (on rank 0)
                      shared: dict, # State identical on all ranks (weights, optimiser, counters): rank 0's is saved
                      rank_state: dict | None = None, # This rank's own state (env state, RNG), gathered to rank 0
@@ -364,7 +478,7 @@ def load_distributed(path, # File written by `save_distributed`
     ranks = ck["ranks"]
     return ck["shared"], (ranks[rank] if rank < len(ranks) else None), ck["world_size"]
 
-# %% ../nbs/50_distributed.ipynb #c048
+# %% ../nbs/50_distributed.ipynb #c054
 def _spawn_worker(rank, fn, nprocs, port, args, out_dir, threads, backend, timeout_s):
     os.environ.update(local_environ(rank, nprocs, port))
     torch.set_num_threads(threads)
@@ -403,7 +517,7 @@ def spawn(fn, # Importable (exported) function run on every rank; a notebook-def
             for p in ctx.processes: p.join(5)
         return [pickle.load(open(Path(d) / f"rank{r}.pkl", "rb")) for r in range(nprocs)]
 
-# %% ../nbs/50_distributed.ipynb #c050
+# %% ../nbs/50_distributed.ipynb #c056
 class _Regressor(nn.Module):
     "Tiny MLP with a policy-like method, for smoke tests."
     def __init__(self, d=4):
@@ -433,7 +547,7 @@ def ddp_smoke(steps: int = 20, # SGD steps
                 backend=info.backend, init_diff=init_diff,
                 final_diff=max_param_diff(model), grad_averaged=averaged, data_sum=float(x.sum()), loss=float(loss.detach()))
 
-# %% ../nbs/50_distributed.ipynb #c056
+# %% ../nbs/50_distributed.ipynb #c062
 def torchrun_command(argv: list[str], # Arguments after the module, e.g. ["train", "--algo", "ppo"]
                      nproc: int, # Processes per node
                      module: str = "loomnb", # Module run by each worker (`python -m module argv...`)
@@ -473,12 +587,13 @@ def launch(argv: list[str], # Worker arguments, e.g. ["train", "--algo", "ppo", 
         print(f"[loomnb.distributed] launch: job did not finish within {timeout_s} s and was killed", file=sys.stderr)
         return 124
 
-# %% ../nbs/50_distributed.ipynb #c060
+# %% ../nbs/50_distributed.ipynb #c066
 def distribute_algorithm(algo, # An `Algorithm` instance (e.g. `trainer.algo`), modified in place
                          ddp_policy: bool = True, # Wrap an on-policy `algo.policy` in `DDPPolicy`
-                        ) -> dict: # What was done: {"broadcast": [...], "ddp": [...], "synced_optimizers": [...]}
+                         exchange: str = "auto", # Gradient averaging: "auto" (`pair_exchange`), "shm", "p2p", "allreduce"
+                        ) -> dict: # What was done: {"broadcast", "ddp", "synced_optimizers", "exchange": {name: transport}}
     "Make `algo` data-parallel: broadcast its networks, DDP for its on-policy policy, gradient averaging elsewhere."
-    done = {"broadcast": [], "ddp": [], "synced_optimizers": []}
+    done = {"broadcast": [], "ddp": [], "synced_optimizers": [], "exchange": {}}
     if getattr(algo, "data_parallel", True) is False:
         raise ValueError(f"distribute_algorithm: {type(algo).__name__} brings its own parallelism "
                          "(data_parallel=False) and cannot be run on several torchrun ranks")
@@ -489,14 +604,17 @@ def distribute_algorithm(algo, # An `Algorithm` instance (e.g. `trainer.algo`), 
     pol = getattr(algo, "policy", None)
     if ddp_policy and isinstance(pol, nn.Module) and not isinstance(pol, DDPPolicy) and any(
             callable(getattr(pol, m, None)) for m in ("evaluate", "get_logprob_and_entropy")):
-        algo.policy = DDPPolicy(pol); covered = {id(p) for p in pol.parameters()}; done["ddp"].append("policy")
+        algo.policy = DDPPolicy(pol, exchange=exchange); covered = {id(p) for p in pol.parameters()}; done["ddp"].append("policy")
+        done["exchange"]["policy"] = getattr(algo.policy.exchange, "transport", "allreduce")
     for k, o in list(vars(algo).items()):
         if isinstance(o, torch.optim.Optimizer):
             ps = [p for g in o.param_groups for p in g["params"]]
-            if not all(id(p) in covered for p in ps): sync_optimizer(o); done["synced_optimizers"].append(k)
+            if not all(id(p) in covered for p in ps):
+                h = sync_optimizer(o, exchange); done["synced_optimizers"].append(k)
+                done["exchange"][k] = getattr(h.exchange, "transport", "allreduce")
     return done
 
-# %% ../nbs/50_distributed.ipynb #c062
+# %% ../nbs/50_distributed.ipynb #c068
 class _SyncStop:
     "Callback: all ranks stop together when any rank's callbacks asked to stop (runs last in after_iteration)."
     order = 10**9
@@ -525,7 +643,7 @@ class _GlobalLogger(RankZeroLogger):
         if n > 1: m["dist/world_size"] = float(n)
         if is_main_process() and self.logger is not None: self.logger.log(m, int(step) * n)
 
-# %% ../nbs/50_distributed.ipynb #c063
+# %% ../nbs/50_distributed.ipynb #c069
 class DistributedTrainer:
     "A `loomnb.learner.Trainer` on one rank of a data-parallel job (a plain Trainer in a single process)."
     def __init__(self, algo, # Registered algorithm name or class
@@ -539,6 +657,7 @@ class DistributedTrainer:
                  policy=None, # Custom policy module (on-policy algorithms)
                  info: DistInfo | None = None, # This rank (default: `world()`)
                  ddp: bool = True, # DDPPolicy for on-policy policies (False: the optimiser-hook all-reduce for all)
+                 exchange: str = "auto", # Gradient averaging: "auto" (`pair_exchange`), "shm", "p2p" or "allreduce"
                 ):
         from loomnb.learner import Trainer, get_algorithm, _resolve_config
         from loomnb.envs.registry import make
@@ -556,14 +675,14 @@ class DistributedTrainer:
         if self.info.rank != 0:  # rank 0 keeps the Trainer's own seeding: a one-rank job equals the plain run
             seed_everything(self.env_seed)
             if hasattr(self.trainer.algo, "seed_rng"): self.trainer.algo.seed_rng(self.env_seed)
-        self.distributed = distribute_algorithm(self.trainer.algo, ddp_policy=ddp)
+        self.distributed = distribute_algorithm(self.trainer.algo, ddp_policy=ddp, exchange=exchange)
 
     def __getattr__(self, name):
         if name == "trainer": raise AttributeError(name)
         return getattr(self.trainer, name)
     def __repr__(self): return f"DistributedTrainer(rank {self.info.rank}/{self.info.world_size}, {self.trainer!r})"
 
-# %% ../nbs/50_distributed.ipynb #c064
+# %% ../nbs/50_distributed.ipynb #c070
 def _dt_train(self, total_timesteps: int, # Global env-step budget, split evenly over the ranks
              ) -> dict:
     "Train until the global budget is spent; returns a summary identical on every rank."
@@ -590,7 +709,7 @@ def _dt_predict(self, obs, deterministic: bool = True): return self.trainer.pred
 
 DistributedTrainer.train, DistributedTrainer.predict = _dt_train, _dt_predict
 
-# %% ../nbs/50_distributed.ipynb #c066
+# %% ../nbs/50_distributed.ipynb #c072
 def _ranks_path(path) -> Path: return Path(str(path) + ".ranks")
 
 def _dt_save(self, path, # Checkpoint path; every rank's state goes to `path.ranks`
@@ -612,7 +731,7 @@ def _dt_save(self, path, # Checkpoint path; every rank's state goes to `path.ran
 
 DistributedTrainer.save = _dt_save
 
-# %% ../nbs/50_distributed.ipynb #c067
+# %% ../nbs/50_distributed.ipynb #c073
 def _restore_env(env, rec):
     from loomnb.learner import from_safe
     if rec.get("state") is not None: env.set_state(from_safe(rec["state"]))
@@ -653,7 +772,7 @@ def _dt_from_checkpoint(cls, path, # Checkpoint written by `DistributedTrainer.s
 
 DistributedTrainer.from_checkpoint = _dt_from_checkpoint
 
-# %% ../nbs/50_distributed.ipynb #c074
+# %% ../nbs/50_distributed.ipynb #c080
 def sync_report(trainer: DistributedTrainer) -> dict:
     "Collective: parameter difference to rank 0 over all networks of `trainer.algo`, a checksum, the wrapping used."
     nets = nn.ModuleList([unwrap(m) for m in vars(trainer.algo).values() if isinstance(m, nn.Module)])
@@ -669,7 +788,7 @@ def _stop_at(iteration: int):
         def after_iteration(self, state): return state.iteration < iteration
     return StopAt()
 
-def check_data_parallel(specs: list[dict], # Each {"algo", "env", "timesteps", "config"}; optional "seed", "ddp", and
+def check_data_parallel(specs: list[dict], # Each {"algo", "env", "timesteps", "config"}; optional "seed", "ddp", "exchange",
                                            # "stop_rank"/"stop_iteration": that rank alone stops after that iteration
                        ) -> list[dict]:
     "Train each spec with `DistributedTrainer` on every rank; returns the summaries merged with `sync_report`."
@@ -677,11 +796,11 @@ def check_data_parallel(specs: list[dict], # Each {"algo", "env", "timesteps", "
     for sp in specs:
         cbs = [_stop_at(sp["stop_iteration"])] if sp.get("stop_rank") == world().rank else []
         tr = DistributedTrainer(sp["algo"], sp["env"], sp.get("seed", 0), sp.get("config") or {}, callbacks=cbs,
-                                ddp=sp.get("ddp", True))
+                                ddp=sp.get("ddp", True), exchange=sp.get("exchange", "auto"))
         res = tr.train(int(sp["timesteps"])); res.update(sync_report(tr), algo=sp["algo"]); out.append(res)
     return out
 
-# %% ../nbs/50_distributed.ipynb #c076
+# %% ../nbs/50_distributed.ipynb #c082
 def under_torchrun(environ: dict | None = None, # Environment to inspect (default `os.environ`)
                   ) -> bool:
     "True when this process is a torchrun worker (RANK and WORLD_SIZE are set)."
@@ -730,13 +849,14 @@ def _train_and_save(algo, env, total_timesteps, seed, config, logger, n_envs, de
         if t.trainer.logger is not None: t.trainer.logger.close()
     return res
 
-# %% ../nbs/50_distributed.ipynb #c080
+# %% ../nbs/50_distributed.ipynb #c086
 def _run_cmd(a) -> dict:
     "Run one worker command; returns plain results (no trainer outlives this call)."
     if a.cmd == "smoke": return ddp_smoke(a.steps, a.seed, a.fail_rank)
     if a.cmd == "check": return check_data_parallel(json.loads(a.specs))
     if a.resume: tr = DistributedTrainer.from_checkpoint(a.resume, logger=a.logger)
-    else: tr = DistributedTrainer(a.algo, a.env, a.seed, json.loads(a.config), logger=a.logger, n_envs=a.n_envs, ddp=not a.no_ddp)
+    else: tr = DistributedTrainer(a.algo, a.env, a.seed, json.loads(a.config), logger=a.logger, n_envs=a.n_envs, ddp=not a.no_ddp,
+                                  exchange=a.exchange)
     res = tr.train(a.timesteps); res.update(sync_report(tr))
     if a.save: tr.save(a.save)
     return res
@@ -755,6 +875,7 @@ def _main(argv=None):
     t.add_argument("--n-envs", type=int, default=None); t.add_argument("--logger", default=None)
     t.add_argument("--save", default=None); t.add_argument("--resume", default=None)
     t.add_argument("--no-ddp", action="store_true", help="average gradients with the optimiser hook instead of DDP")
+    t.add_argument("--exchange", default="auto", choices=_TRANSPORTS, help="gradient averaging between two ranks (see pair_exchange)")
     t.add_argument("--out", default=None, help="folder for rank<R>.json results")
     t.add_argument("--timeout-s", type=float, default=600.0)
     c = sub.add_parser("check", help="check_data_parallel on every rank")
@@ -767,5 +888,5 @@ def _main(argv=None):
         if a.out: Path(a.out).mkdir(parents=True, exist_ok=True); (Path(a.out) / f"rank{info.rank}.json").write_text(json.dumps(res, default=float))
         if info.is_main: print(json.dumps(res, default=float), flush=True)
 
-# %% ../nbs/50_distributed.ipynb #c081
+# %% ../nbs/50_distributed.ipynb #c087
 if __name__ == "__main__": _main()

@@ -1,6 +1,6 @@
 """Benchmark loomnb replay buffers and segment trees against rlox and cpprb, in one process, alternating, median of repeats.
 
-Usage:  python bench/bench_buffers.py [--repeats 7] [--capacity 1000000] [--dims 4,17] [--only uniform,per,tree,tokens,mmap] [--markdown]
+Usage:  python bench/bench_buffers.py [--repeats 7] [--capacity 1000000] [--dims 4,17] [--only uniform,per,nstep,tree,tokens,mmap] [--markdown]
         python bench/bench_buffers.py --only pushparts      # where the time of a push of 8 goes (not in the default set)
 Needs:  pip install rlox cpprb   (the `bench` extra)
 
@@ -15,6 +15,9 @@ Layouts and calls per peer:
   rlox    ReplayBuffer(cap, d, a) .push / .push_batch(flat arrays, uint8 flags) / .sample(256, seed)
           PrioritizedReplayBuffer(cap, d, a): .sample(256, seed) / .update_priorities(uint64 idx, f64 priorities)
   cpprb   ReplayBuffer / PrioritizedReplayBuffer(cap, env_dict) .add(...) / .sample(256[, beta]) / .update_priorities
+"nstep" times one env step through an n-step writer (n = 3, gamma 0.99, d = 17, 6-dim actions): loomnb's NStepWriter.push for one
+env (unbatched arrays) against cpprb's ReplayBuffer(Nstep=...).add of one step (rlox has no n-step buffer), and for 8 envs
+(cpprb's n-step buffer takes a single env stream).
 "pushparts" splits a loomnb push of 8 (d=4 and 17, capacity 10^6, the ring walked as in "uniform"): the whole `push_batch`,
 its dtype/ndim check alone, the call of push_rec's compiled entry point alone, the same entry point of push_rec compiled
 with the Numba runtime (as before it was compiled without), and Numba's per-array unboxing cost: an empty kernel of six
@@ -28,6 +31,7 @@ from loomnb.buffers.replay import ReplayBuffer
 from loomnb.buffers.prioritized import PrioritizedReplayBuffer, per_sample, per_update
 from loomnb.buffers.tokens import VarLenStore
 from loomnb.buffers.mmap import MmapReplayBuffer
+from loomnb.buffers.nstep import NStepWriter
 from loomnb.ops.segment_tree import SumTree, MinTree
 
 try: import rlox
@@ -189,6 +193,20 @@ def bench_mmap(rows, cap, d, a, repeats):
     ours.close()
     if rl: rl.close()
 
+def bench_nstep(rows, cap, repeats, n=3, d=17, a=6):
+    g = np.random.default_rng(0)
+    for N in (1, 8):
+        buf = ReplayBuffer(cap, (d,), (a,), store_discounts=True)
+        w = NStepWriter(buf, n, 0.99, N)
+        o, act, r = g.random((N, d), dtype=np.float32), g.random((N, a), dtype=np.float32), g.random(N, dtype=np.float32)
+        te, tr = np.zeros(N, bool), np.zeros(N, bool)
+        if N == 1: fns = {"loomnb": lambda: w.push(o[0], act[0], float(r[0]), o[0], False, False)}
+        else: fns = {"loomnb": lambda: w.push(o, act, r, o, te, tr)}
+        if cpprb and N == 1:
+            cp = cpprb.ReplayBuffer(cap, _env_dict(d, a), Nstep={"size": n, "gamma": 0.99, "rew": "rew", "next": "next_obs"})
+            fns["cpprb"] = lambda: cp.add(obs=o[0], act=act[0], rew=float(r[0]), next_obs=o[0], done=0.0)
+        rows.append((f"n-step push, {N} env{'s' * (N > 1)} d={d}", compare(fns, repeats), ""))
+
 def bench_pushparts(rows, cap, d, a, repeats):
     from numba import njit, types
     from loomnb.buffers import replay as R
@@ -250,7 +268,7 @@ if __name__ == "__main__":
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--capacity", type=int, default=1_000_000)
     ap.add_argument("--dims", default="4,17")
-    ap.add_argument("--only", default="uniform,per,tree,tokens,mmap")
+    ap.add_argument("--only", default="uniform,per,nstep,tree,tokens,mmap")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
     only, dims = set(args.only.split(",")), [int(x) for x in args.dims.split(",")]
@@ -260,6 +278,7 @@ if __name__ == "__main__":
         if "uniform" in only: bench_uniform(rows, args.capacity, d, act.get(d, 1), args.repeats)
         if "per" in only: bench_per(rows, args.capacity, d, act.get(d, 1), args.repeats)
     parts = {d: bench_pushparts(rows, args.capacity, d, act.get(d, 1), args.repeats) for d in dims} if "pushparts" in only else {}
+    if "nstep" in only: bench_nstep(rows, args.capacity, args.repeats)
     if "tree" in only: bench_tree(rows, args.capacity, args.repeats)
     if "tokens" in only: bench_tokens(rows, args.repeats)
     if "mmap" in only: bench_mmap(rows, args.capacity, 17, 6, args.repeats)

@@ -9,7 +9,7 @@ def test_bench_buffers_runs():
                        capture_output=True, text=True, timeout=600, env={**os.environ, "NUMBA_NUM_THREADS": "1"})
     assert r.returncode == 0, r.stderr[-3000:]
     for row in ("uniform sample(256) d=4", "push batch 256 d=17", "prioritized sample(256) d=17", "update_priorities(256) d=4",
-                "tree sample(256)+update(256)", "tokens packed(256, 2048)", "mmap sample(256) d=17"):
+                "tree sample(256)+update(256)", "tokens packed(256, 2048)", "mmap sample(256) d=17", "n-step push, 8 envs d=17"):
         assert row in r.stdout, (row, r.stdout)
 
 def test_bench_buffers_pushparts_runs():

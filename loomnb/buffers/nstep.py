@@ -79,13 +79,20 @@ class NStepWriter:
         b, N = self.buffer, self.N
         if N == 1 and np.shape(obs) == b.obs_shape:          # single env, unbatched
             obs, action, reward, next_obs, terminated, truncated = (np.asarray(x)[None] for x in (obs, action, reward, next_obs, terminated, truncated))
-        o = _check_arr(obs, "obs", (N, *b.obs_shape), b.obs_dtype)
-        a = _check_arr(action, "action", (N, *b.action_shape), b.action_dtype)
-        r = _check_rewards(reward, (N,))
-        no = _check_arr(next_obs, "next_obs", (N, *b.obs_shape), b.obs_dtype)
-        te, tr = _check_arr(terminated, "terminated", (N,), bool), _check_arr(truncated, "truncated", (N,), bool)
-        cast = lambda x, dt: np.ascontiguousarray(x, dt)
-        k = self._fold(self.t, True, cast(o, b.obs_dtype), cast(a, b.action_dtype), r.astype(np.float64), cast(no, b.obs_dtype), te, tr)
+        nd, so, sa, odt = np.ndarray, (N, *b.obs_shape), (N, *b.action_shape), b.obs_dtype
+        if (type(obs) is nd and type(next_obs) is nd and type(action) is nd and type(reward) is nd and type(terminated) is nd
+                and type(truncated) is nd and obs.dtype == odt and next_obs.dtype == odt and action.dtype == b.action_dtype
+                and reward.dtype.kind == "f" and terminated.dtype == np.bool_ and truncated.dtype == np.bool_
+                and obs.shape == so and next_obs.shape == so and action.shape == sa
+                and reward.shape == terminated.shape == truncated.shape == (N,) and np.isfinite(reward).all()):
+            o, a, r, no, te, tr = obs, action, reward, next_obs, terminated, truncated   # already exact: no conversion
+        else:
+            o = _check_arr(obs, "obs", so, odt).astype(odt, copy=False)
+            a = _check_arr(action, "action", sa, b.action_dtype).astype(b.action_dtype, copy=False)
+            r = _check_rewards(reward, (N,))
+            no = _check_arr(next_obs, "next_obs", so, odt).astype(odt, copy=False)
+            te, tr = _check_arr(terminated, "terminated", (N,), bool), _check_arr(truncated, "truncated", (N,), bool)
+        k = self._fold(self.t, True, o, a, r, no, te, tr)
         self.t += 1
         return k
 

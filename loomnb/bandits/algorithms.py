@@ -304,7 +304,7 @@ def ridge_update_kernel(A_inv, b, theta, counts, a, x, r):
 
 @njit(cache=True)
 def linucb_select_kernel(theta, A_inv, x, acts, alpha, scores, ridge):
-    "Fused LinUCB scoring: fills `scores`, returns (first best index, number of ties, best mean < max mean)."
+    "Fused LinUCB scoring: fills `scores`, returns (first best index, number of ties, best mean < max mean, x.x is finite)."
     n = acts.shape[0]; d = x.shape[0]; K = theta.shape[0]
     best = -np.inf; ibest = 0; mu_best = 0.0; mu_max = -np.inf
     xx = 0.0
@@ -325,7 +325,7 @@ def linucb_select_kernel(theta, A_inv, x, acts, alpha, scores, ridge):
     tol = 1e-12 * max(1.0, abs(best)); ties = 0
     for k in range(n):
         if scores[k] >= best - tol: ties += 1
-    return ibest, ties, mu_best < mu_max
+    return ibest, ties, mu_best < mu_max, xx - xx == 0.0
 
 @njit(cache=True)
 def ridge_rows_finite(A_inv, b, theta, counts, a):
@@ -364,9 +364,14 @@ class _RidgeBandit(BaseBandit):
         return mu, var
     def expected_rewards(self, w, x, acts): return self._mu_var(w, x, acts)[0]
     def update_sync(self, weights, state_vector, action_index, reward, next_state_vector=None):
-        w, x, a, r = self._check_update(weights, state_vector, action_index, reward)
+        x, a, r = state_vector, action_index, reward
+        fast = type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and type(a) is int and type(r) is float and \
+               math.isfinite(r) and weights and "theta" in weights and weights["dim"] == x.size and 0 <= a < weights["n_actions"]
+        w = weights if fast else None  # fast: an already-valid call on a trained model (x's finiteness: the kernel's TD error)
+        if not fast: w, x, a, r = self._check_update(weights, state_vector, action_index, reward)
         A_inv, b, theta, counts = w["A_inv"].copy(), w["b"].copy(), w["theta"].copy(), w["counts"].copy()  # pure: copy, then update in place
         td = ridge_update_kernel(A_inv, b, theta, counts, a, x, r)
+        if fast and not math.isfinite(td): self._check_update(weights, state_vector, action_index, reward)  # nan/inf in x: ValueError
         return {**w, "A_inv": A_inv, "b": b, "theta": theta, "counts": counts}, td
 
 class LinUCBBandit(_RidgeBandit):
@@ -380,12 +385,15 @@ class LinUCBBandit(_RidgeBandit):
         s = self.scores(w, x, acts); best = s >= s.max() - 1e-12 * max(1.0, abs(s.max()))
         return best / best.sum()
     def predict_sync(self, weights, state_vector, available_actions):
-        x = as_state(state_vector)
-        if type(available_actions) is list and available_actions == self._last_list and weights and "theta" in weights \
-           and weights["dim"] == x.size: w, acts = weights, self._last_acts[0]  # the serving hot path: same catalogue, trained model
+        x = state_vector
+        if type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and type(available_actions) is list and \
+           available_actions == self._last_list and weights and "theta" in weights and weights["dim"] == x.size:
+            w, acts = weights, self._last_acts[0]  # the serving hot path: same catalogue, trained model (x's finiteness: the kernel's)
         else: w, x, acts = self._inputs(weights, x, available_actions)
         s = np.empty(acts.size)
-        i, ties, explored = linucb_select_kernel(w["theta"], w["A_inv"], x, acts, float(self.params.alpha), s, float(self.params.ridge))
+        i, ties, explored, finite = linucb_select_kernel(w["theta"], w["A_inv"], x, acts, float(self.params.alpha), s, float(self.params.ridge))
+        if not finite:  # a nan/inf entry (as_state's message), or a finite x whose x.x overflows (no score is meaningful then)
+            as_state(x); raise ValueError(f"{self.name}: `state_vector` is too large (its squared norm overflows), got {x!r}")
         if ties > 1:  # random tie-break (cold start); recompute the exploration flag for the chosen one
             i, ties = self._tie_argmax(s); mu = self.expected_rewards(w, x, acts); explored = mu[i] < mu.max()
         return int(acts[i]), {"algorithm": self.name, "exploration_triggered": bool(explored),

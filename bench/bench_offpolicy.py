@@ -20,6 +20,7 @@ Usage:
     python bench/bench_offpolicy.py --algo dqn --seeds 3
     python bench/bench_offpolicy.py --algo td3 --timesteps 12000 --seeds 2   # shorter (speed only is meaningful)
     python bench/bench_offpolicy.py --algo sac --speed 200 6   # speed only: one process, alternating 200-step chunks
+    python bench/bench_offpolicy.py --algo sac --speed 200 6 --libs loomnb,sb3,rlox   # with rlox's SAC (sac only)
 """
 from __future__ import annotations
 import argparse, json, os, resource, subprocess, sys, time
@@ -100,8 +101,15 @@ def _sb3_model(algo, seed):
                learning_rate=1e-3, policy_kwargs=dict(net_arch=[400, 300]), seed=seed, device="cpu")
 
 
-def speed(algo, chunk, repeats, seed=0):
-    "Steps/s of both libraries in one process: warm up past learning_starts, then alternate equal chunks of training."
+def _rlox_model(algo, seed):
+    "rlox's SAC with the zoo settings (rlox 1.2 takes one int `hidden`, so TD3's 400x300 has no rlox twin here)."
+    if algo != "sac": raise SystemExit(f"--libs rlox: only sac is set up (rlox's `hidden` is one int), not {algo}")
+    from rlox.algorithms import SAC
+    return SAC("Pendulum-v1", learning_rate=1e-3, learning_starts=100, seed=seed)
+
+
+def speed(algo, chunk, repeats, seed=0, libs=("loomnb", "sb3")):
+    "Steps/s of the libraries in one process: warm up past learning_starts, then alternate equal chunks of training."
     import torch
     from loomnb.learner import Trainer
     torch.set_num_threads(1)
@@ -113,20 +121,26 @@ def speed(algo, chunk, repeats, seed=0):
     tr.state.total_timesteps = budget   # schedules see the same run length in both libraries
     tr.train(warm); model.learn(warm, reset_num_timesteps=False)
     model._total_timesteps = budget
-    rates, cpu = {"loomnb": [], "sb3": []}, {"loomnb": [], "sb3": []}
+    rl = None
+    if "rlox" in libs:
+        rl = _rlox_model(algo, seed); rl.train(warm)
+        rl.learning_starts = 0   # rlox's train() counts steps from 0 on every call: keep later chunks training
+    run = {"loomnb": lambda: tr.train(tr.state.global_step + chunk),
+           "sb3": lambda: model.learn(chunk, reset_num_timesteps=False), "rlox": lambda: rl.train(chunk)}
+    libs = list(libs)
+    rates, cpu = {l: [] for l in libs}, {l: [] for l in libs}
     for i in range(repeats):
-        for lib in (["loomnb", "sb3"] if i % 2 == 0 else ["sb3", "loomnb"]):
+        for lib in libs[i % len(libs):] + libs[:i % len(libs)]:   # rotated order
             t0, c0 = time.perf_counter(), time.process_time()
-            if lib == "loomnb": tr.train(tr.state.global_step + chunk)
-            else: model.learn(chunk, reset_num_timesteps=False)
+            run[lib]()
             rates[lib].append(chunk / (time.perf_counter() - t0)); cpu[lib].append(chunk / (time.process_time() - c0))
-    ml, ms = _median(rates["loomnb"]), _median(rates["sb3"])
-    cl, cs = _median(cpu["loomnb"]), _median(cpu["sb3"])
     print(f"{algo} on {t['env']}: {repeats} alternating chunks of {chunk} env steps after {warm} warm-up steps "
           f"(load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end)")
-    print(f"  loomnb {ml:8.1f} steps/s, {cl:8.1f} per CPU-s  (chunks: {', '.join(f'{r:.0f}' for r in rates['loomnb'])})")
-    print(f"  sb3    {ms:8.1f} steps/s, {cs:8.1f} per CPU-s  (chunks: {', '.join(f'{r:.0f}' for r in rates['sb3'])})")
-    print(f"  ratio loomnb/sb3 (medians): {ml / ms:.2f} wall, {cl / cs:.2f} per CPU-second")
+    ms, cs = _median(rates["sb3"]), _median(cpu["sb3"])
+    for lib in libs:
+        m, c = _median(rates[lib]), _median(cpu[lib])
+        print(f"  {lib:6s} {m:8.1f} steps/s, {c:8.1f} per CPU-s  (chunks: {', '.join(f'{r:.0f}' for r in rates[lib])})"
+              f"  ratio to sb3: {m / ms:.2f} wall, {c / cs:.2f} per CPU-second")
 
 
 def worker(lib, algo, seed, total):
@@ -170,7 +184,7 @@ def main(argv=None):
     if a.worker:
         lib, seed, total = a.worker
         return worker(lib, a.algo, int(seed), int(total))
-    if a.speed: return speed(a.algo, *a.speed)
+    if a.speed: return speed(a.algo, *a.speed, libs=a.libs.split(","))
     if a.table:
         d = json.load(open(a.table)); return summary(d["algo"], d["results"], total=d["total"])
     libs = a.libs.split(",")

@@ -1,7 +1,7 @@
 """Benchmark the loomnb decision engine: regret and decisions+updates per second against other bandit libraries, and
 service throughput (feedback events/s, p50/p99 latency) with the SQLite and Redis memories.
 
-Usage:  python bench/bench_bandits.py [--rounds 20000] [--seeds 3] [--service-events 5000] [--clients 16] [--only loomnb,numpy,...]
+Usage:  python bench/bench_bandits.py [--rounds 20000] [--seeds 3] [--service-events 5000] [--clients 16] [--also-clients 8] [--only loomnb,...]
         [--all-peers] [--quick] [--skip-algorithms] [--skip-service]     (the default run takes about 1-2 minutes)
 Needs:  pip install mabwiser vowpalwabbit contextualbandits river   (rows of missing peers are skipped; the three slow
         ones only run with --all-peers)
@@ -12,7 +12,8 @@ request at a time (the serving pattern). Regret = cumulative pseudo-regret sum_t
 Every peer is asked for LinUCB with alpha=1 and ridge 1 where it has one (VW: epsilon-greedy cb_explore, its default).
 Service rows: get_action then process_feedback through ReinforcementLearningService, either one request at a time
 (sequential awaits) or from --clients concurrent tasks (a server with that many requests in flight; group commit then
-shares transactions). A "no group" row turns group_commit off under the same concurrency.
+shares transactions). A "no group" row turns group_commit off under the same concurrency; "feedback only" rows make
+the decisions first (not timed) and then send the feedbacks concurrently (also at --also-clients, for the p99).
 """
 import argparse, asyncio, platform, statistics, tempfile, time, os
 import numpy as np
@@ -180,13 +181,15 @@ def noise_floor(seconds=50e-6, n=5000):
     return float(np.median(lat)), float(np.percentile(lat, 99)), float((lat > 1e-3).mean())
 
 
-def bench_service(events, clients=16, full=True):
+def bench_service(events, clients=16, full=True, extra_clients=(8,)):
     from prometheus_client import CollectorRegistry
     rows, tmp = {}, tempfile.mkdtemp()
     sq = lambda f, **kw: {"backend": "sqlite", "sqlite_path": os.path.join(tmp, f), **kw}
+    small = [c for c in extra_clients if c != clients]  # feedback-only rows at lower concurrency: lower latency per write cycle
     C = f"{clients} clients"
     backends = [("SQLite online", sq("bench.sqlite3"), None, 1),
                 (f"SQLite online, {C}", sq("bench_c.sqlite3"), None, clients),
+                *[(f"SQLite online, {c} clients, feedback only", sq(f"bench_cf{c}.sqlite3"), None, c) for c in small],
                 (f"SQLite online, {C}, feedback only", sq("bench_cf.sqlite3"), None, clients),
                 (f"SQLite online, {C}, no group", sq("bench_cn.sqlite3"), {"group_commit": False}, clients)]
     if full:
@@ -237,6 +240,7 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated substrings of contender names")
     ap.add_argument("--all-peers", action="store_true", help=f"also run {', '.join(SLOW_PEERS)} (about 5 more minutes)")
     ap.add_argument("--clients", type=int, default=16, help="concurrent client tasks of the concurrent service rows")
+    ap.add_argument("--also-clients", default="8", help="comma-separated: more SQLite feedback-only rows at these concurrencies")
     ap.add_argument("--quick", action="store_true", help="service: only the rows the targets name")
     ap.add_argument("--skip-service", action="store_true"); ap.add_argument("--skip-algorithms", action="store_true")
     a = ap.parse_args()
@@ -266,9 +270,11 @@ def main():
               f"\n   'feedback only' rows: the decisions are made first (not timed), then the feedbacks are sent: feedbacks / wall.")
         m50, m99, frac = noise_floor()
         print(f"  scheduler noise floor now: a pure-CPU chunk of p50 {m50*1e6:.0f} us has p99 {m99*1e6:.0f} us, {frac:.1%} of runs over 1 ms; load avg {os.getloadavg()[0]:.1f}")
-        rows = bench_service(a.service_events, a.clients, not a.quick)
+        also = [int(c) for c in a.also_clients.split(",") if c]
+        rows = bench_service(a.service_events, a.clients, not a.quick, also)
         C = f"{a.clients} clients"
-        for name, need in (("SQLite online", 20000), (f"SQLite online, {C}, feedback only", 20000), (f"SQLite online, {C}", 20000),
+        for name, need in (("SQLite online", 20000), *[(f"SQLite online, {c} clients, feedback only", 20000) for c in also if c != a.clients],
+                           (f"SQLite online, {C}, feedback only", 20000), (f"SQLite online, {C}", 20000),
                            ("SQLite commit_every=16", 20000), ("Redis online", 5000), (f"Redis online, {C}, feedback only", 5000),
                            (f"Redis online, {C}", 5000), ("Redis commit_every=16", 5000)):
             if name in rows:

@@ -26,7 +26,9 @@ SB3 runs with it, loomnb has no gSDE and runs its Gaussian policy with a state-i
 without gSDE too).
 
 Before the timed runs one short loomnb run fills the Numba kernel cache (cache=True), so every timed loomnb process
-loads its kernels instead of compiling them (compiling adds ~40 MB to the peak RSS and several seconds).
+loads its kernels instead of compiling them (compiling adds ~40 MB to the peak RSS and several seconds). That run
+also writes the object code of Numba's runtime module, which `Trainer` (`loomnb.learner.lean_numba_runtime`) then
+loads instead of compiling it in every process; `LOOMNB_LEAN_NUMBA=0` in the environment measures without it.
 
 --rss-breakdown prints, per library, VmHWM after each stage (import torch, import the library, build the env, build
 the model, train) in fresh subprocesses.
@@ -189,7 +191,7 @@ def worker(lib, env_id, seed, total, stop_at_solve, no_sde=False):
 STAGES = {  # (stage name, code) run in order in one fresh process; VmHWM is read after each
     "loomnb": [("import torch", "import torch; torch.set_num_threads(1)"),
                ("import loomnb.learner + algos.ppo", "from loomnb.learner import Trainer; import loomnb.algos.ppo"),
-               ("lean_numba_runtime() (Trainer calls it)", "from loomnb.learner import lean_numba_runtime; lean_numba_runtime()"),
+               ("lean_numba_runtime()", "from loomnb.learner import lean_numba_runtime; lean_numba_runtime()"),
                ("build env (first Numba kernel)", "from loomnb.envs.registry import make; make('CartPole-v1', num_envs=8, seed=0).reset(seed=0)"),
                ("build Trainer (policy, optimiser)", "tr = Trainer('ppo', env='CartPole-v1', seed=0, device='cpu', config=CFG)"),
                ("train 30k steps", "tr.train(30_000)")],

@@ -307,7 +307,7 @@ class OnlineTrainer(_OfflineMixin, _TrainerBase):
                  **kwargs):
         super().__init__(*args, **kwargs)
         self.commit_every, self.commit_interval, self._batches = commit_every, commit_interval, {}
-        self.group_commit, self._groups, self.groups_written = group_commit, {}, 0
+        self.group_commit, self._groups, self.groups_written, self._group_tasks = group_commit, {}, 0, set()
     async def process_experience(self, model_id, algorithm, memory, state_vector, action_index, reward,
                                  next_state_vector=None, propensity=None, available_actions=None) -> float:
         "Apply one feedback to the model's weights and store the experience; returns the TD error once it is stored."
@@ -410,17 +410,22 @@ async def _grouped(self, model_id, algorithm, memory, fb) -> float:
         self.groups_written += 1
         try: return await self._write_one(model_id, algorithm, memory, fb)
         finally: _hand_on(g)
-    try: outs = await self._write(model_id, algorithm, memory, [b[0] for b in batch])
-    except BaseException as e:
-        for _, f in batch[1:]:  # this caller gets `e` raised directly
-            if not f.done(): f.cancel() if isinstance(e, asyncio.CancelledError) else f.set_exception(e)
-        raise
+    own = fut if not fut.done() else loop.create_future()  # (a handed lead's future already holds _LEAD)
+    batch[0] = (fb, own)
+    t = asyncio.ensure_future(self._run_group(model_id, algorithm, memory, g, batch))  # not cancelled with this caller
+    self._group_tasks.add(t); t.add_done_callback(self._group_tasks.discard)
+    return await own
+
+async def _run_group(self, model_id, algorithm, memory, g: _Group, batch) -> None:
+    "Write a group as its own task (a cancelled caller does not abort the others' write), answer every caller, hand on."
+    try: outs = await self._write(model_id, algorithm, memory, [b[0] for b in batch]); self.groups_written += 1
+    except BaseException as e: outs = [e] * len(batch)  # storage failure: every caller of the group gets it
     finally: _hand_on(g)
-    self.groups_written += 1
-    for (_, f), o in zip(batch[1:], outs[1:]):  # batch[0] is this caller (the first in line when the lead was taken)
-        if not f.done(): f.set_exception(o) if isinstance(o, BaseException) else f.set_result(o)
-    if isinstance(outs[0], BaseException): raise outs[0]
-    return outs[0]
+    for (_, f), o in zip(batch, outs):
+        if f.done(): continue  # its caller was cancelled meanwhile
+        if isinstance(o, asyncio.CancelledError): f.cancel()
+        elif isinstance(o, BaseException): f.set_exception(o)
+        else: f.set_result(o)
 
 def _hand_on(g: _Group) -> None:
     "The write finished: the first live waiter writes the next group, or the model is idle."
@@ -430,7 +435,7 @@ def _hand_on(g: _Group) -> None:
         g.queue.pop(0)  # its caller was cancelled before a write took it: drop it
     g.busy = False
 
-OnlineTrainer._grouped = _grouped
+OnlineTrainer._grouped, OnlineTrainer._run_group = _grouped, _run_group
 
 async def _batched(self, model_id, algorithm, memory, state_vector, action_index, reward, next_state_vector,
                    propensity, available_actions) -> float:

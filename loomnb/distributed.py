@@ -228,18 +228,28 @@ def _host_key() -> str:
     except OSError: boot = ""
     return f"{socket.gethostname()}/{boot}"
 
-def _shared_buffer(nbytes: int) -> torch.Tensor:
-    "Collective: a uint8 tensor both ranks map from one file in /dev/shm (unlinked once mapped)."
+def _shared_buffer(nbytes: int) -> torch.Tensor | None:
+    "Collective: a uint8 tensor both ranks map from one file in /dev/shm (unlinked once mapped); None where that fails."
     d = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
-    name = [os.path.join(d, f"loomnb_pair_{os.getpid()}_{time.time_ns()}") if dist.get_rank() == 0 else None]
+    r, mem, ok = dist.get_rank(), None, True
+    name = [os.path.join(d, f"loomnb_pair_{os.getpid()}_{time.time_ns()}") if r == 0 else None, time.time_ns()]
     dist.broadcast_object_list(name, 0)
-    if dist.get_rank() == 0:
-        with open(name[0], "wb") as f: f.truncate(nbytes)
+    path, token = name
+    if r == 0:
+        try:
+            with open(path, "wb") as f: f.truncate(nbytes)
+            mem = torch.from_file(path, shared=True, size=nbytes, dtype=torch.uint8); mem[32:40].view(torch.int64)[0] = token
+        except (OSError, RuntimeError): ok = False
     dist.barrier()
-    try: return torch.from_file(name[0], shared=True, size=nbytes, dtype=torch.uint8)
-    finally:
-        dist.barrier()  # both ranks have mapped it (or failed): the name is no longer needed
-        if dist.get_rank() == 0: os.unlink(name[0])
+    if r != 0:
+        try:
+            ok = os.path.exists(path)  # not there: another machine or /dev/shm namespace after all
+            if ok: mem = torch.from_file(path, shared=True, size=nbytes, dtype=torch.uint8)
+            ok = ok and int(mem[32:40].view(torch.int64)[0]) == token  # really the memory rank 0 wrote
+        except (OSError, RuntimeError): ok = False
+    oks = [None, None]; dist.all_gather_object(oks, ok)  # also: both ranks have mapped it before it is unlinked
+    if r == 0 and os.path.exists(path): os.unlink(path)
+    return mem if all(oks) else None
 
 # %% ../nbs/50_distributed.ipynb #c031
 class PairExchange:
@@ -259,8 +269,9 @@ class PairExchange:
         self.rank, self.peer, self.numel, self.transport = dist.get_rank(), 1 - dist.get_rank(), int(numel), transport
         self.timeout_s = _TIMEOUT[0] if timeout_s is None else float(timeout_s)
         self.spin_s, self.seq, self._recv = spin_us * 1e-6, 0, None
-        if transport == "shm":
-            mem = _shared_buffer(128 + 2 * 2 * 4 * self.numel)
+        mem = _shared_buffer(128 + 2 * 2 * 4 * self.numel) if transport == "shm" else None
+        if transport == "shm" and mem is None: self.transport = "p2p"  # no memory shared between the ranks after all
+        if mem is not None:
             self._mem = mem
             self._flags = mem[:128].view(torch.int64).numpy()  # [0]: rank 0's last exchange, [8]: rank 1's (own cache lines)
             self._slots = mem[128:].view(torch.float32).view(2, 2, self.numel)  # [rank, exchange parity, element]

@@ -26,6 +26,12 @@ WORKER = textwrap.dedent('''
                 assert torch.equal(t, t)  # input untouched
             both = [None, None]; dist.all_gather_object(both, [m.tolist() for m in [ex.average(torch.full((5,), float(r)))]])
             res[transport] = {"digests": digests, "max_rel_err": max(errs), "half": both[0]}
+        # rank 1 cannot see rank 0's file (another /dev/shm namespace): both ranks fall back to isend/irecv
+        import contextlib, os.path
+        from unittest import mock
+        with (mock.patch("os.path.exists", lambda p: False) if r == 1 else contextlib.nullcontext()):
+            ex = PairExchange(10, "shm")
+        res["fallback"] = [ex.transport, ex.average(torch.full((3,), float(r))).tolist()]
         res["auto"] = getattr(pair_exchange(10), "transport", None)
         res["allreduce"] = pair_exchange(10, "allreduce")
         with open(f"{out}/rank{r}.json", "w") as f: json.dump(res, f)
@@ -42,6 +48,7 @@ def test_pair_exchange_two_ranks(tmp_path):
         assert r0[tr]["max_rel_err"] < 1e-6, tr                # the all-reduce's mean up to rounding
         assert r0[tr]["half"] == [[0.5] * 5], tr               # (0 + 1) / 2
     assert r0["auto"] == "shm" and r0["allreduce"] is None
+    assert r0["fallback"] == r1["fallback"] == ["p2p", [0.5] * 3]
 
 def test_ppo_and_sac_two_ranks_identical_with_each_exchange(tmp_path):
     from loomnb.distributed import launch

@@ -16,7 +16,7 @@ with other work, wall-clock ratios say how much CPU the job got, the CPU cost sa
 (equal CPU cost with 2 ranks means DDP added no work; the wall-clock speedup then depends on having 2 free cores).
 IMPALA's CPU figure includes its actor processes' start-up (imports), since they are measured when they exit.
 """
-import argparse, json, os, statistics, subprocess, sys, tempfile
+import argparse, json, os, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 PPO = {"n_envs": 8, "n_steps": 128, "batch_size": 256, "n_epochs": 4}   # 16 gradient steps (all-reduces) per iteration
@@ -48,10 +48,11 @@ def main():
     algo, steps, cfg, warm = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4] == "1"
     t = Trainer(algo, "CartPole-v1", seed=0, config=cfg)
     if warm: t.algo.start(wait=True)  # IMPALA: actors running before the clock starts
-    c0, ch0 = time.process_time(), _children()
+    if len(sys.argv) > 5: time.sleep(max(0.0, float(sys.argv[5]) - time.time()))  # side-by-side runs start together
+    w0, c0, ch0 = time.time(), time.process_time(), _children()
     s = t.train(steps)  # IMPALA's actors are joined at the end of the budget, so their CPU shows in RUSAGE_CHILDREN
     cpu = time.process_time() - c0 + _children() - ch0
-    print(json.dumps([s["sps"], 1000 * cpu / s["total_timesteps"]]))
+    print(json.dumps([s["sps"], 1000 * cpu / s["total_timesteps"], w0, time.time(), s["total_timesteps"]]))
 if __name__ == "__main__": main()
 """
 
@@ -60,7 +61,22 @@ def single(algo, steps, cfg, warm=False):
     try:
         out = subprocess.run([sys.executable, f.name, algo, str(steps), json.dumps(cfg), str(int(warm))], env=ENV,
                              check=True, capture_output=True, text=True).stdout
-        return tuple(json.loads(out.strip().splitlines()[-1]))
+        return tuple(json.loads(out.strip().splitlines()[-1])[:2])
+    finally: os.unlink(f.name)
+
+def side_by_side(steps, cfg, n=2):
+    "n independent single-process runs started together: the no-communication bound of n ranks on this machine."
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f: f.write(SINGLE)
+    try:
+        go = str(time.time() + 8.0)  # after both have imported torch and built their Trainer
+        ps = [subprocess.Popen([sys.executable, f.name, "ppo", str(steps), json.dumps(cfg), "0", go], env=ENV,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(n)]
+        rs = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in ps]
+        late = max(r[2] for r in rs) - float(go)
+        if late > 0.05: print(f"side_by_side: a run started {late:.2f} s late", file=sys.stderr)
+        total = sum(r[4] for r in rs)
+        # the same clock as the other rows (the Trainer's training time), over the slower of the two runs
+        return total / max(r[4] / r[0] for r in rs), sum(r[1] * r[4] for r in rs) / total
     finally: os.unlink(f.name)
 
 LOAD0 = os.getloadavg()[0]
@@ -74,6 +90,7 @@ def main():
     IMP = {"n_actors": 2, "n_envs": 8}
     runs = {"ppo, 1 process (Trainer)": lambda: single("ppo", a.steps, PPO),
             "ppo, torchrun 1 rank": lambda: torchrun_ppo(1, a.steps),
+            "ppo, 2 independent processes side by side (no exchange: the bound)": lambda: side_by_side(a.steps // 2, PPO),
             "ppo, torchrun 2 ranks": lambda: torchrun_ppo(2, a.steps),
             "ppo, torchrun 2 ranks, --exchange p2p": lambda: torchrun_ppo(2, a.steps, PPO, ["--exchange", "p2p"]),
             "ppo, torchrun 2 ranks, --exchange allreduce": lambda: torchrun_ppo(2, a.steps, PPO, ["--exchange", "allreduce"]),

@@ -10,6 +10,9 @@ node (`PairExchange` through shared memory, as a DDP communication hook), "p2p" 
 "allreduce" DDP's own gloo all-reduce. The `--no-ddp` row averages in an optimiser pre-step hook instead of DDP's
 reducer (with the default exchange). Every rank has the same per-rank config as the single process (8 envs, 128 steps,
 the same minibatches), so 2 ranks collect twice the env steps per iteration; steps/s = env steps of all ranks / wall.
+The side-by-side row runs two independent single-process trainers (half the steps each) started at the same moment:
+no exchange at all, so it is what two ranks could reach on this machine at that moment (on a shared or virtualised
+2-core machine two busy processes rarely get two full cores).
 IMPALA "cold" includes its actors' start-up (it happens inside train()); "warm" starts them first.
 The CPU column is the CPU time all processes of a configuration spent training, per 1000 env steps: on a machine shared
 with other work, wall-clock ratios say how much CPU the job got, the CPU cost says what the job itself needs

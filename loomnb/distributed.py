@@ -353,7 +353,8 @@ class DDPPolicy(nn.Module):
                   else {"broadcast_buffers": False})  # buffers sync at init only (torch < 2.13 spells it broadcast_buffers)
             self.ddp = DDP(_Dispatch(policy), device_ids=[dev] if dev.type == "cuda" else None,
                            find_unused_parameters=find_unused_parameters, **kw)
-            self.exchange = pair_exchange(sum(p.numel() for p in policy.parameters() if p.requires_grad), exchange)
+            if dev.type == "cpu":  # (gloo with CUDA tensors keeps DDP's own all-reduce)
+                self.exchange = pair_exchange(sum(p.numel() for p in policy.parameters() if p.requires_grad), exchange)
             if self.exchange is not None: self.ddp.register_comm_hook(self.exchange, pair_comm_hook)
         else: self.ddp = _Dispatch(policy)  # a single process: nothing to all-reduce
 
@@ -407,7 +408,8 @@ def sync_optimizer(opt: torch.optim.Optimizer, # Optimiser whose parameters' gra
                   ):
     "Register a pre-step hook averaging the gradients of `opt`'s parameters over ranks; returns the hook handle."
     ps = [p for g in opt.param_groups for p in g["params"] if p.requires_grad]
-    ex = pair_exchange(sum(p.numel() for p in ps) + len(ps), exchange) if ps else None  # + one has-gradient flag each
+    ex = (pair_exchange(sum(p.numel() for p in ps) + len(ps), exchange)  # + one has-gradient flag each
+          if ps and ps[0].device.type == "cpu" else None)
     def _hook(optimizer, args, kwargs):
         average_gradients([p for g in optimizer.param_groups for p in g["params"]], ex)
     h = opt.register_step_pre_hook(_hook); h.exchange = ex  # the PairExchange in use (None: all-reduce)

@@ -21,6 +21,7 @@ Usage:
     python bench/bench_offpolicy.py --algo td3 --timesteps 12000 --seeds 2   # shorter (speed only is meaningful)
     python bench/bench_offpolicy.py --algo sac --speed 200 6   # speed only: one process, alternating 200-step chunks
     python bench/bench_offpolicy.py --algo sac --speed 200 6 --libs loomnb,sb3,rlox   # with rlox's SAC (sac only)
+    python bench/bench_offpolicy.py --algo sac --libs rlox --seeds 2 --json rlox.json  # rlox's SAC learning runs
 """
 from __future__ import annotations
 import argparse, json, os, resource, subprocess, sys, time
@@ -80,7 +81,25 @@ def run_sb3(algo, seed, total):
                 sps_cpu=model.num_timesteps / cpu, eval=ev)
 
 
-RUNNERS = {"loomnb": run_loomnb, "sb3": run_sb3}
+def run_rlox(algo, seed, total):
+    import gymnasium as gym
+    import numpy as np
+    t = TASKS[algo]
+    model = _rlox_model(algo, seed)
+    t0, c0 = time.perf_counter(), time.process_time(); model.train(total)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    env, rets = gym.make(t["env"]), []   # 10 deterministic episodes, first reset seeded as for SB3's evaluation
+    obs, _ = env.reset(seed=10_000 + seed)
+    for _ in range(10):
+        done, ret = False, 0.0
+        while not done:
+            obs, r, te, tr, _ = env.step(model.predict(np.asarray(obs, np.float32), deterministic=True))
+            ret += float(r); done = te or tr
+        rets.append(ret); obs, _ = env.reset()
+    return dict(steps=total, wall=wall, cpu=cpu, sps=total / wall, sps_cpu=total / cpu, eval=float(np.mean(rets)))
+
+
+RUNNERS = {"loomnb": run_loomnb, "sb3": run_sb3, "rlox": run_rlox}
 
 
 def _sb3_model(algo, seed):
@@ -186,7 +205,9 @@ def main(argv=None):
         return worker(lib, a.algo, int(seed), int(total))
     if a.speed: return speed(a.algo, *a.speed, libs=a.libs.split(","))
     if a.table:
-        d = json.load(open(a.table)); return summary(d["algo"], d["results"], total=d["total"])
+        d = json.load(open(a.table))
+        libs = [l for l in RUNNERS if any(r["lib"] == l for r in d["results"])]
+        return summary(d["algo"], d["results"], libs, total=d["total"])
     libs = a.libs.split(",")
     for l in libs:
         if l not in RUNNERS: ap.error(f"unknown library {l!r}; choose from {list(RUNNERS)}")

@@ -44,6 +44,7 @@ class RLMemorySettings(Config):
     per_action_min_actions: int = 8             # Store weights one blob per action from this many actions on (a feedback then rewrites one action, not the model)
     cache_ttl_seconds: float = 0.0              # Serve weights from the process cache this long without asking the store (0 = always check the revision)
     redis_pipelined: bool = True                # Redis: send the hot-path scripts on one pipelined connection parsed by hiredis (when installed and the URL is TCP)
+    sqlite_checkpoint_interval_s: float = 0.25  # SQLite: a background thread moves the WAL into the database this often (passive checkpoints, off the write path); 0 = SQLite's automatic checkpoint inside a commit (a few ms every ~1000 pages)
 
     def validate(self):
         self.check_choice("backend", ["sqlite", "redis"]); self.check_choice("sampling_mode", ["uniform", "prioritized"])
@@ -51,6 +52,7 @@ class RLMemorySettings(Config):
         self.check_range("max_experience_age_seconds", 0); self.check_range("max_weight_versions", 0)
         self.check_range("busy_timeout_ms", 0); self.check_range("cache_ttl_seconds", 0)
         self.check_choice("sqlite_synchronous", ["OFF", "NORMAL", "FULL"]); self.check_range("per_action_min_actions", 1)
+        self.check_range("sqlite_checkpoint_interval_s", 0)
 
 # %% ../../nbs/92_bandits.memory.ipynb #c009
 @dataclass
@@ -257,6 +259,22 @@ CREATE TABLE IF NOT EXISTS pending (decision_id TEXT PRIMARY KEY, model_id TEXT 
 CREATE INDEX IF NOT EXISTS pending_deadline ON pending (deadline);
 """
 
+class _WalCheckpointer:
+    "A daemon thread running passive WAL checkpoints on its own connection every `interval` seconds until `stop()`."
+    def __init__(self, path: str, interval: float):
+        import threading
+        self.path, self.interval, self.done, self.runs = path, interval, threading.Event(), 0
+        self.thread = threading.Thread(target=self._run, name="loomnb-wal-checkpoint", daemon=True); self.thread.start()
+    def _run(self):
+        c = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            while not self.done.wait(self.interval):
+                try: c.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone(); self.runs += 1  # never waits for the writer's lock
+                except sqlite3.Error: pass  # busy or locked this time: the next round retries; commits are unaffected
+        finally: c.close()
+    def stop(self):
+        self.done.set(); self.thread.join(timeout=5)
+
 class _SQLiteCore(_MemoryBase):
     "Connection, weights and transactions of the SQLite memory."
     def __init__(self, settings: RLMemorySettings | dict | None = None, # Memory settings (uses `sqlite_path`)
@@ -275,7 +293,11 @@ class _SQLiteCore(_MemoryBase):
         c.execute(f"PRAGMA synchronous={self.settings.sqlite_synchronous}")
         c.executescript(_SCHEMA)
         self.conn, self._ready = c, True
+        if self.path != ":memory:" and self.settings.sqlite_checkpoint_interval_s > 0:
+            c.execute("PRAGMA wal_autocheckpoint=0")  # commits never checkpoint: the thread below does, off the write path
+            self._ckpt = _WalCheckpointer(self.path, self.settings.sqlite_checkpoint_interval_s)
     async def close(self) -> None:
+        if getattr(self, "_ckpt", None) is not None: self._ckpt.stop(); self._ckpt = None
         if self.conn is not None: self.conn.close()
         self.conn, self._ready = None, False
     @property

@@ -228,26 +228,13 @@ def _predict(self, obs, # Observations [B, *obs_shape]
 OffPolicyAlgorithm.collect, OffPolicyAlgorithm.update, OffPolicyAlgorithm.predict = _collect, _update, _predict
 
 # %% ../nbs/39_offpolicy.ipynb #c024
-_WRITER_ARRAYS = ("_obs", "_act", "_rew", "_last_next", "count")   # NStepWriter's pending steps and per-env counts
-
-def _writer_state(w) -> dict:
-    "Pending steps and counters of an n-step writer (copies)."
-    return {"arrays": {k: np.array(getattr(w, k)) for k in _WRITER_ARRAYS}, "t": int(w.t), "n": int(w.n), "N": int(w.N)}
-
-def _load_writer_state(w, d: dict):
-    "Restore `_writer_state` into a writer built with the same n and env count."
-    if (d["n"], d["N"]) != (w.n, w.N):
-        raise ValueError(f"checkpoint's n-step writer has n={d['n']}, num_envs={d['N']}; this run has n={w.n}, num_envs={w.N}")
-    for k in _WRITER_ARRAYS: getattr(w, k)[...] = d["arrays"][k]
-    w.t = int(d["t"])
-
 def _state_dict(self) -> dict:
     "Weights, optimizer states, RNG, last observations, n-step writer and (optionally) the replay buffer."
     from loomnb.buffers import replay as _rb
     d = {"nets": {k: m.state_dict() for k, m in self._nets().items()},
          "optims": {k: o.state_dict() for k, o in self._optims().items()},
          "extra": self._extra_state(), "rng": self.rng.bit_generator.state, "last_obs": self.obs}
-    if self.writer is not None: d["writer"] = _writer_state(self.writer)
+    if self.writer is not None: d["writer"] = self.writer.state()
     if self.config.save_replay_buffer:
         meta, arr = _rb._state(self.buffer)
         d["buffer"] = {"meta": meta, "arrays": {k: np.array(v) for k, v in arr.items()}}
@@ -266,7 +253,7 @@ def _load_state_dict(self, d: dict):
         self.buffer.rng.bit_generator.state = d["buffer"]["meta"]["rng"]
     if self.writer is not None:
         self.writer.buffer = self.buffer   # the writer feeds the (possibly restored) buffer
-        if d.get("writer") is not None: _load_writer_state(self.writer, d["writer"])
+        if d.get("writer") is not None: self.writer.load_state(d["writer"])
 
 OffPolicyAlgorithm.state_dict, OffPolicyAlgorithm.load_state_dict = _state_dict, _load_state_dict
 OffPolicyAlgorithm._extra_state = lambda self: {}

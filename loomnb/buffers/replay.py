@@ -316,18 +316,22 @@ class ReplayBuffer:
         cap = self.capacity
         self._rec = np.zeros((cap, _record_offsets(self.obs_shape, self.obs_dtype, not self.optimize_memory, self.action_shape,
                                                    self.action_dtype, self.store_discounts)[1]), np.uint8)
-        (self.obs, self.next_obs, self.actions, self.rewards, self.discounts, self.terminated, self.truncated) = _record_fields(
-            self._rec, self.obs_shape, self.obs_dtype, not self.optimize_memory, self.action_shape, self.action_dtype,
-            self.store_discounts)
+        self._build_views()
         if self.discounts is not None: self.discounts[:] = 1.0
-        self._o2 = _as_2d(self.obs)                     # 2-D views the kernels work on
-        self._no2 = self._o2[:0] if self.next_obs is None else _as_2d(self.next_obs)
-        self._a2 = _as_2d(self.actions)
-        self._d = np.ones(0, np.float32) if self.discounts is None else self.discounts
         self.pos = self.size = 0
         self.streams = None   # optimize_memory: number of envs, fixed by the first push
         self.rng = np.random.default_rng(seed)
         self._set_fast_paths()
+
+    def _build_views(self):
+        "The field views into the record array `_rec`, and the 2-D views the kernels work on."
+        (self.obs, self.next_obs, self.actions, self.rewards, self.discounts, self.terminated, self.truncated) = _record_fields(
+            self._rec, self.obs_shape, self.obs_dtype, not self.optimize_memory, self.action_shape, self.action_dtype,
+            self.store_discounts)
+        self._o2 = _as_2d(self.obs)
+        self._no2 = self._o2[:0] if self.next_obs is None else _as_2d(self.next_obs)
+        self._a2 = _as_2d(self.actions)
+        self._d = np.ones(0, np.float32) if self.discounts is None else self.discounts
 
     _fast_push = _fast_gather = _hook = False   # class defaults for subclasses that build their own storage
     _push_keys, _push_fp = ((), ()), ((), (), None, None, None, 0, False)
@@ -373,13 +377,7 @@ class ReplayBuffer:
     def __setstate__(self, st):
         self.__dict__.update(st)
         if "_rec" in st:
-            (self.obs, self.next_obs, self.actions, self.rewards, self.discounts, self.terminated, self.truncated) = \
-                _record_fields(self._rec, self.obs_shape, self.obs_dtype, not self.optimize_memory, self.action_shape,
-                               self.action_dtype, self.store_discounts)
-            self._o2 = _as_2d(self.obs)
-            self._no2 = self._o2[:0] if self.next_obs is None else _as_2d(self.next_obs)
-            self._a2 = _as_2d(self.actions)
-            self._d = np.ones(0, np.float32) if self.discounts is None else self.discounts
+            self._build_views()
             if "_push_keys" in st:
                 self._push_fp = (*self._push_keys, self._push_eps, self._rec, self._push_offs, self.capacity, self._hook)
 

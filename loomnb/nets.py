@@ -12,6 +12,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from gymnasium import spaces
+from torch.optim.rmsprop import _multi_tensor_rmsprop
 
 # %% auto #0
 __all__ = ['policy_act', 'policy_evaluate', 'check_policy', 'MLP', 'layer_init', 'mlp', 'ActorCritic', 'DiscretePolicy',
@@ -209,13 +210,24 @@ def _fused_devices() -> list[str]:
         return _get_fused_kernels_supported_devices()
     except ImportError: return ["cpu", "cuda", "mps", "xpu"]
 
-class FusedAdam(torch.optim.Adam):
-    "`torch.optim.Adam(fused=True)` without the `torch._dynamo` import: same fused kernel, state and step hooks."
+class _NoDynamoSteps:
+    "Mixin: `Optimizer`'s four dynamo-decorated methods undecorated, and a `step` that calls `_step_group` per group."
     add_param_group = _undecorated(torch.optim.Optimizer.add_param_group)
     zero_grad = _undecorated(torch.optim.Optimizer.zero_grad)
     state_dict = _undecorated(torch.optim.Optimizer.state_dict)
     load_state_dict = _undecorated(torch.optim.Optimizer.load_state_dict)
 
+    @torch.no_grad()
+    def step(self, closure=None):
+        "One step on every parameter that has a gradient; returns `closure()` when given."
+        loss = None
+        if closure is not None:
+            with torch.enable_grad(): loss = closure()
+        for g in self.param_groups: self._step_group(g)
+        return loss
+
+class FusedAdam(_NoDynamoSteps, torch.optim.Adam):
+    "`torch.optim.Adam(fused=True)` without the `torch._dynamo` import: same fused kernel, state and step hooks."
     def __init__(self, params, # Parameters or parameter groups
                  lr: float=1e-3, # Learning rate
                  betas: tuple[float, float]=(0.9, 0.999), # Decay rates of the first and second moments
@@ -229,31 +241,25 @@ class FusedAdam(torch.optim.Adam):
                     raise RuntimeError(f"FusedAdam: parameters must be floating point on one of {_fused_devices()}, "
                                        f"got {p.dtype} on {p.device.type}")
 
-    @torch.no_grad()
-    def step(self, closure=None):
-        "One Adam step on every parameter that has a gradient; returns `closure()` when given."
-        loss = None
-        if closure is not None:
-            with torch.enable_grad(): loss = closure()
-        for g in self.param_groups:
-            if g.get("amsgrad") or g.get("decoupled_weight_decay"):  # only reachable through load_state_dict
-                raise ValueError("FusedAdam: a param group asks for amsgrad or decoupled weight decay; use torch.optim.Adam/AdamW")
-            ps, gs, ms, vs, steps = [], [], [], [], []
-            for p in g["params"]:
-                if p.grad is None: continue
-                if p.grad.is_sparse: raise RuntimeError("FusedAdam does not support sparse gradients")
-                st = self.state[p]
-                if not st:
-                    st["step"] = torch.zeros((), dtype=torch.float32, device=p.device)
-                    st["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                    st["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                ps.append(p); gs.append(p.grad); ms.append(st["exp_avg"]); vs.append(st["exp_avg_sq"]); steps.append(st["step"])
-            if not ps: continue
-            torch._foreach_add_(steps, 1)
-            b1, b2 = g["betas"]
-            torch._fused_adam_(ps, gs, ms, vs, [], steps, lr=g["lr"], beta1=b1, beta2=b2, weight_decay=g["weight_decay"],
-                               eps=g["eps"], amsgrad=False, maximize=g["maximize"], grad_scale=None, found_inf=None)
-        return loss
+    def _step_group(self, g):
+        "One Adam step on the parameters of group `g` that have a gradient."
+        if g.get("amsgrad") or g.get("decoupled_weight_decay"):  # only reachable through load_state_dict
+            raise ValueError("FusedAdam: a param group asks for amsgrad or decoupled weight decay; use torch.optim.Adam/AdamW")
+        ps, gs, ms, vs, steps = [], [], [], [], []
+        for p in g["params"]:
+            if p.grad is None: continue
+            if p.grad.is_sparse: raise RuntimeError("FusedAdam does not support sparse gradients")
+            st = self.state[p]
+            if not st:
+                st["step"] = torch.zeros((), dtype=torch.float32, device=p.device)
+                st["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                st["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            ps.append(p); gs.append(p.grad); ms.append(st["exp_avg"]); vs.append(st["exp_avg_sq"]); steps.append(st["step"])
+        if not ps: return
+        torch._foreach_add_(steps, 1)
+        b1, b2 = g["betas"]
+        torch._fused_adam_(ps, gs, ms, vs, [], steps, lr=g["lr"], beta1=b1, beta2=b2, weight_decay=g["weight_decay"],
+                           eps=g["eps"], amsgrad=False, maximize=g["maximize"], grad_scale=None, found_inf=None)
 
 def make_adam(params, # Parameters to optimise
               lr: float, # Learning rate
@@ -265,13 +271,8 @@ def make_adam(params, # Parameters to optimise
     except (RuntimeError, TypeError, ValueError): return torch.optim.Adam(params, lr=lr, eps=eps, foreach=True)
 
 # %% ../nbs/36_nets.ipynb #c032
-class ForeachRMSprop(torch.optim.RMSprop):
+class ForeachRMSprop(_NoDynamoSteps, torch.optim.RMSprop):
     "`torch.optim.RMSprop(foreach=True)` without the `torch._dynamo` import: same multi-tensor update, state and hooks."
-    add_param_group = _undecorated(torch.optim.Optimizer.add_param_group)
-    zero_grad = _undecorated(torch.optim.Optimizer.zero_grad)
-    state_dict = _undecorated(torch.optim.Optimizer.state_dict)
-    load_state_dict = _undecorated(torch.optim.Optimizer.load_state_dict)
-
     def __init__(self, params, # Parameters or parameter groups
                  lr: float=1e-2, # Learning rate
                  alpha: float=0.99, # Smoothing constant of the squared-gradient average
@@ -283,19 +284,12 @@ class ForeachRMSprop(torch.optim.RMSprop):
         super().__init__(params, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                          centered=centered, foreach=True)
 
-    @torch.no_grad()
-    def step(self, closure=None):
-        "One RMSprop step on every parameter that has a gradient; returns `closure()` when given."
-        from torch.optim.rmsprop import _multi_tensor_rmsprop
-        loss = None
-        if closure is not None:
-            with torch.enable_grad(): loss = closure()
-        for g in self.param_groups:
-            if g.get("differentiable") or g.get("capturable"):  # only reachable through load_state_dict
-                raise ValueError("ForeachRMSprop: a param group asks for differentiable or capturable; use torch.optim.RMSprop")
-            ps, gs, sq, mom, gavg, steps = [], [], [], [], [], []
-            has_complex = self._init_group(g, ps, gs, sq, mom, gavg, steps)
-            _multi_tensor_rmsprop(ps, gs, sq, gavg, mom, steps, lr=g["lr"], alpha=g["alpha"], eps=g["eps"],
-                                  weight_decay=g["weight_decay"], momentum=g["momentum"], centered=g["centered"],
-                                  maximize=g["maximize"], differentiable=False, capturable=False, has_complex=has_complex)
-        return loss
+    def _step_group(self, g):
+        "One RMSprop step on the parameters of group `g` that have a gradient."
+        if g.get("differentiable") or g.get("capturable"):  # only reachable through load_state_dict
+            raise ValueError("ForeachRMSprop: a param group asks for differentiable or capturable; use torch.optim.RMSprop")
+        ps, gs, sq, mom, gavg, steps = [], [], [], [], [], []
+        has_complex = self._init_group(g, ps, gs, sq, mom, gavg, steps)
+        _multi_tensor_rmsprop(ps, gs, sq, gavg, mom, steps, lr=g["lr"], alpha=g["alpha"], eps=g["eps"],
+                              weight_decay=g["weight_decay"], momentum=g["momentum"], centered=g["centered"],
+                              maximize=g["maximize"], differentiable=False, capturable=False, has_complex=has_complex)

@@ -282,7 +282,7 @@ class NativeVecEnv(VecEnv):
         self._state, self._t, self._ret = m[st:t].view(_F64).reshape(n, d), m[t:ret].view(_I64), m[ret:rng].view(_F64)
         self._rng, self._params = m[rng:par].view(np.uint64).reshape(n, 4), m[par:end].view(_F64)
         self._no_done = np.zeros(n, _B); self._no_done.flags.writeable = False
-        self._slots, self._res, self._pend, self._pend_end, self._keep = [None, None], [None] * 4, [None, None], [None, None], [None, None]
+        self._slots, self._res, self._pend, self._pend_end = [None, None], [None] * 4, [None, None], [None, None]
         self._pend0 = [None, None]
         for s in range(2): self._new_slot(s)
         self._nxt = 1 - int(h[0])   # the slot the next step writes
@@ -301,8 +301,7 @@ class NativeVecEnv(VecEnv):
         chk0, chk_all = (sl[0], sl[1], sl[6], sl[7], info0, out0), sl + (info0, out0, info1, out1)
         del sl, info0, info1, out0, out1
         # what to check before the next write: the no-episode-ended result, or everything once the other was returned
-        self._keep[s] = chk0   # alive as long as the slot, so the baselines stay exact
-        self._pend[s] = self._pend0[s] = (_held, chk0, _held(chk0))
+        self._pend[s] = self._pend0[s] = (_held, chk0, _held(chk0))   # `_pend0` keeps chk0 alive as long as the slot
         self._pend_end[s] = (_held_all, chk_all, _held_all(chk_all))
 
     @property
@@ -336,7 +335,7 @@ class NativeVecEnv(VecEnv):
         return ep
 
     def __getstate__(self):   # views and compiled entry points are rebuilt on unpickling (views must share `mem`)
-        return {k: v for k, v in self.__dict__.items() if k not in ("_h", "_state", "_t", "_ret", "_rng", "_params", "_slots", "_res", "_pend", "_pend0", "_pend_end", "_keep", "_nxt", "_no_done", "_ep", "_eps")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_h", "_state", "_t", "_ret", "_rng", "_params", "_slots", "_res", "_pend", "_pend0", "_pend_end", "_nxt", "_no_done", "_ep", "_eps")}
     def __setstate__(self, d):
         self.__dict__.update(d); self._build_views(); self._eps = {}; self._ep = self._entry(self._adtype)
 

@@ -21,7 +21,7 @@ from ..qnets import (SquashedGaussianPolicy, EnsembleQNetwork, polyak_update, ta
 
 # %% auto #0
 __all__ = ['SAC_STATS', 'SACConfig', 'sac_critic_target', 'sac_critic_loss', 'sac_actor_loss', 'sac_alpha_loss', 'frozen',
-           'sac_step', 'sac_step_hand', 'sac_hand_layers', 'SAC']
+           'sac_step', 'sac_step_hand', 'hand_grad_layers', 'SAC']
 
 # %% ../../nbs/43_algos.sac.ipynb #c005
 @dataclass
@@ -160,9 +160,11 @@ def sac_step_hand(actor: SquashedGaussianPolicy, # Default actor (`relu_mlp_laye
     step_fast(actor_opt)
     return torch.stack([(alpha * logp - qmin).mean(), critic_loss, alpha_loss, z + alpha, -mlogp, q.mean()])
 
-def sac_hand_layers(actor, critic, critic_target) -> list | None:
-    "The actor's layers when the hand-written step applies to these networks (default types, ReLU, CPU), else None."
-    ok = (type(actor) is SquashedGaussianPolicy and type(critic) is EnsembleQNetwork and type(critic_target) is EnsembleQNetwork
+def hand_grad_layers(actor, critic, critic_target, # The networks of an algorithm
+                     actor_cls: type=SquashedGaussianPolicy, # The default actor type the hand-written step handles
+                    ) -> list | None:
+    "The actor's layers when a hand-written step applies to these networks (default types, ReLU, CPU), else None."
+    ok = (type(actor) is actor_cls and type(critic) is EnsembleQNetwork and type(critic_target) is EnsembleQNetwork
           and isinstance(critic.act_fn, nn.ReLU) and next(critic.parameters()).device.type == "cpu")
     return relu_mlp_layers(actor.net) if ok else None
 
@@ -186,7 +188,7 @@ class SAC(OffPolicyAlgorithm):
         self._p = {"critic": self._cp, "actor": list(self.actor.parameters()) + ([self.log_alpha] if c.auto_entropy else [])}
         self.actor_opt = make_adam(self._p["actor"], c.learning_rate)   # log_alpha rides along (same lr, elementwise)
         self.critic_opt = make_adam(self._cp, c.learning_rate)
-        self._layers = sac_hand_layers(self.actor, self.critic, self.critic_target) if c.hand_grad else None
+        self._layers = hand_grad_layers(self.actor, self.critic, self.critic_target) if c.hand_grad else None
 
     def _nets(self): return {"actor": self.actor, "critic": self.critic, "critic_target": self.critic_target}
     def _optims(self): return {"actor_opt": self.actor_opt, "critic_opt": self.critic_opt}

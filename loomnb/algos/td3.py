@@ -12,13 +12,13 @@ import torch
 import torch.nn as nn
 from ..learner import TrainState, register_algorithm
 from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast, clear_grads
-from ..qnets import (DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic, relu_mlp_layers,
+from ..qnets import (DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
                           mlp_forward, mlp_backward, ensemble_forward, ensemble_backward, ensemble_action_grad)
-from .sac import frozen
+from .sac import frozen, hand_grad_layers
 
 # %% auto #0
 __all__ = ['TD3Config', 'DDPGConfig', 'smoothed_target_actions', 'td3_critic_target', 'td3_critic_loss', 'td3_actor_loss',
-           'td3_step', 'td3_step_hand', 'td3_hand_layers', 'TD3', 'DDPG']
+           'td3_step', 'td3_step_hand', 'TD3', 'DDPG']
 
 # %% ../../nbs/44_algos.td3.ipynb #c005
 @dataclass
@@ -130,12 +130,6 @@ def td3_step_hand(actor: DeterministicPolicy, actor_target: nn.Module, # Default
         out["actor_loss"] = -q1.mean()
     return out
 
-def td3_hand_layers(actor, critic, critic_target) -> list | None:
-    "The actor's layers when the hand-written step applies to these networks (default types, ReLU, CPU), else None."
-    ok = (type(actor) is DeterministicPolicy and type(critic) is EnsembleQNetwork and type(critic_target) is EnsembleQNetwork
-          and isinstance(critic.act_fn, nn.ReLU) and next(critic.parameters()).device.type == "cpu")
-    return relu_mlp_layers(actor.net) if ok else None
-
 # %% ../../nbs/44_algos.td3.ipynb #c017
 class TD3(OffPolicyAlgorithm):
     "TD3 on the shared off-policy loop (DDPG with `DDPGConfig`)."
@@ -154,7 +148,7 @@ class TD3(OffPolicyAlgorithm):
                    "actor": list(self.actor.parameters()), "actor_target": list(self.actor_target.parameters())}
         self.actor_opt = make_adam(self._p["actor"], c.learning_rate)
         self.critic_opt = make_adam(self._p["critic"], c.learning_rate)
-        self._layers = td3_hand_layers(self.actor, self.critic, self.critic_target) if c.hand_grad else None
+        self._layers = hand_grad_layers(self.actor, self.critic, self.critic_target, DeterministicPolicy) if c.hand_grad else None
 
     def _nets(self): return {"actor": self.actor, "actor_target": self.actor_target, "critic": self.critic,
                              "critic_target": self.critic_target}

@@ -10,7 +10,6 @@ n_epochs 20, ent_coef 0, linear lr 1e-3, linear clip 0.2), 100k steps budget. Pe
   * sps: env steps per second over the run;
   * solve_cpu_s / cpu_sps: the same with the process's CPU time (time.process_time, all threads) instead of wall time,
     which other jobs on a shared machine disturb much less;
-  * rss_mb: peak resident set size of the run's process.
   * rss_mb: peak resident set size of the run's process (VmHWM from /proc/self/status at the end of the run), with
     its anonymous (private heap) and file-backed (mapped shared libraries) parts at the end, and which heavy runtimes
     the process loaded (torch._dynamo, numba, scipy).

@@ -116,7 +116,7 @@ def per_update_into(sum_tree, min_tree, offsets, indices, values, pa, size, eps,
     return pmax
 
 def power_inplace(pa, alpha):
-    "pa ** alpha in place, with NumPy's vectorised ufuncs: nothing for alpha 1, `sqrt` for 0.5 (twice as fast as `power`)."
+    "pa ** alpha in place, with NumPy's vectorised ufuncs: nothing for alpha 1, `sqrt` for 0.5 (a cheaper ufunc than `power`; no bench/ row times the two)."
     if alpha == 1.0: return pa
     if alpha == 0.5: return np.sqrt(pa, out=pa)
     return np.power(pa, alpha, out=pa)

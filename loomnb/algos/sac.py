@@ -207,13 +207,10 @@ class SAC(OffPolicyAlgorithm):
 
     def _train(self, n: int, state: TrainState) -> dict:
         c, stats = self.config, []
+        step, last = (sac_step, self._p) if self._layers is None else (sac_step_hand, self._layers)
         for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
-            if self._layers is not None:
-                stats.append(sac_step_hand(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt,
-                                           self.log_alpha, c.ent_coef, self.target_entropy, b, self._layers))
-            else:
-                stats.append(sac_step(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt,
-                                      self.log_alpha, c.ent_coef, self.target_entropy, b, self._p))
+            stats.append(step(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt,
+                              self.log_alpha, c.ent_coef, self.target_entropy, b, last))
             if (state.n_updates + i + 1) % c.target_update_interval == 0: polyak_update(self._cp, self._tp, c.tau)
         m = (stats[0] if n == 1 else torch.stack(stats).mean(0)).tolist()   # one sync per phase
         return {f"train/{k}": v for k, v in zip(SAC_STATS, m)}

@@ -164,11 +164,11 @@ class TD3(OffPolicyAlgorithm):
 
     def _train(self, n: int, state: TrainState) -> dict:
         c, stats = self.config, []
+        nets = (self.actor, self.actor_target, self.critic, self.critic_target, self.actor_opt, self.critic_opt)
+        step = td3_step if self._layers is None else (lambda *a: td3_step_hand(*a, self._layers))
         for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
             upd = (state.n_updates + i + 1) % c.policy_delay == 0
-            nets = (self.actor, self.actor_target, self.critic, self.critic_target, self.actor_opt, self.critic_opt)
-            stats.append(td3_step(*nets, b, c, upd, self._p) if self._layers is None
-                         else td3_step_hand(*nets, b, c, upd, self._p, self._layers))
+            stats.append(step(*nets, b, c, upd, self._p))
         vals = iter(torch.stack([v for s in stats for v in s.values()]).tolist())   # one sync per phase
         per = {k: [] for k in ("critic_loss", "q_values", "actor_loss")}
         for s in stats:

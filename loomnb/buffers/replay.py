@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/buffers.replay.html.md"""
 
 # %% ../../nbs/21_buffers.replay.ipynb #c002
 from __future__ import annotations
-import json, math, os, tempfile
+import json, math, os, tempfile, zipfile
 from pathlib import Path
 from typing import NamedTuple
 import numpy as np
@@ -15,7 +15,7 @@ from numba.extending import overload
 
 # %% auto #0
 __all__ = ['ReplayBatch', 'ring_write', 'gather_rows', 'uniform_indices', 'sample_rows', 'touch_rows', 'gather_into',
-           'sample_into', 'push_rows', 'push_rec', 'push_one', 'ReplayBuffer', 'atomic_savez']
+           'sample_into', 'push_rows', 'push_rec', 'push_one', 'ReplayBuffer', 'atomic_savez', 'read_npz']
 
 # %% ../../nbs/21_buffers.replay.ipynb #c006
 class ReplayBatch(NamedTuple):
@@ -668,20 +668,28 @@ def atomic_savez(path, # Destination .npz file (its folder is created)
 
 def _save(buf, path): atomic_savez(path, *_state(buf))
 
-def _read(path, cls_name) -> tuple[dict, dict]:
-    "Header and arrays of a saved buffer, with the format checks; ValueError on anything unexpected."
+def read_npz(path, # A file written by `atomic_savez`
+             what: str, # What it should hold, for the error message (e.g. "loomnb replay file")
+            ) -> tuple[dict, dict]:
+    "The `meta` header and the arrays of a file `atomic_savez` wrote, without pickle; ValueError naming `path` if it is not one."
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["__meta__"])); arr = {k: z[k] for k in z.files if k != "__meta__"}
-    except (OSError, KeyError, ValueError, EOFError) as e:
-        raise ValueError(f"`path` {str(path)!r} is not a readable loomnb replay file: {e}") from e
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise ValueError(f"`path` {str(path)!r} is not a readable {what}: {e}") from e
+    if not isinstance(meta, dict): raise ValueError(f"`path` {str(path)!r} is not a readable {what}: its header is not a dict")
+    return meta, arr
+
+def _read(path, cls_name) -> tuple[dict, dict]:
+    "Header and arrays of a saved buffer, with the format checks; ValueError on anything unexpected."
+    meta, arr = read_npz(path, "loomnb replay file")
     if meta.get("format") != _FORMAT or meta.get("version") != _VERSION:
         raise ValueError(f"`path`: format {meta.get('format')!r} v{meta.get('version')} is not {_FORMAT} v{_VERSION}")
     if meta.get("cls") != cls_name:
         raise ValueError(f"`path` holds a {meta.get('cls')}, not a {cls_name}: load it with {meta.get('cls')}.load")
     return meta, arr
 
-# %% ../../nbs/21_buffers.replay.ipynb #c037
+# %% ../../nbs/21_buffers.replay.ipynb #c038
 def _expect(arr, name, shape, dtype):
     a = arr.get(name)
     if a is None: raise ValueError(f"`path`: array `{name}` is missing")

@@ -6,14 +6,14 @@ Docs: https://loomorg.github.io/loomnb/buffers.tokens.html.md"""
 
 # %% ../../nbs/24_buffers.tokens.ipynb #c002
 from __future__ import annotations
-import json, zipfile
+import json
 from pathlib import Path
 from typing import NamedTuple
 import numpy as np
 from numba import njit
 from ..ops.llm import pack_ffd_kernel, pack_sequences
 from ..core import did_you_mean
-from .replay import atomic_savez
+from .replay import atomic_savez, read_npz
 
 # %% auto #0
 __all__ = ['gather_padded', 'scatter_packed', 'fill_segments', 'PaddedBatch', 'PackedBatch', 'VarLenStore', 'padded_reference']
@@ -217,14 +217,9 @@ def _save_store(self, path):
 
 def _read_store(path) -> tuple[dict, dict]:
     "Header and arrays of a saved store, with the format checks; ValueError on anything unexpected."
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(str(z["__meta__"])); arr = {k: z[k] for k in z.files if k != "__meta__"}
-    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as e:
-        raise ValueError(f"`path` {str(path)!r} is not a readable loomnb token store: {e}") from e
-    if not isinstance(meta, dict) or meta.get("format") != _FORMAT or meta.get("version") != _VERSION:
-        got = meta.get("format") if isinstance(meta, dict) else meta
-        raise ValueError(f"`path`: format {got!r} is not {_FORMAT} v{_VERSION}")
+    meta, arr = read_npz(path, "loomnb token store")
+    if meta.get("format") != _FORMAT or meta.get("version") != _VERSION:
+        raise ValueError(f"`path`: format {meta.get('format')!r} is not {_FORMAT} v{_VERSION}")
     return meta, arr
 
 # %% ../../nbs/24_buffers.tokens.ipynb #c022

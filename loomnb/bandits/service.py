@@ -307,7 +307,8 @@ class OnlineTrainer(_OfflineMixin, _TrainerBase):
                  **kwargs):
         super().__init__(*args, **kwargs)
         self.commit_every, self.commit_interval, self._batches = commit_every, commit_interval, {}
-        self.group_commit, self._groups, self.groups_written, self._group_tasks = group_commit, {}, 0, set()
+        self.group_commit, self._groups, self._group_tasks = group_commit, {}, set()
+        self.groups_written = 0  # transactions committed with group commit on (alone or shared): below one per feedback when grouped
     async def process_experience(self, model_id, algorithm, memory, state_vector, action_index, reward,
                                  next_state_vector=None, propensity=None, available_actions=None) -> float:
         "Apply one feedback to the model's weights and store the experience; returns the TD error once it is stored."
@@ -390,8 +391,9 @@ async def _grouped(self, model_id, algorithm, memory, fb) -> float:
     if g is None: g = self._groups[model_id] = _Group()
     if not g.busy and not _others_ready(loop):  # nothing in flight and nobody else about to run: write this one now
         g.busy = True
-        try: return await self._write_one(model_id, algorithm, memory, fb)
+        try: td = await self._write_one(model_id, algorithm, memory, fb)
         finally: _hand_on(g)  # whoever queued during the write (Redis round trip) goes next
+        self.groups_written += 1; return td
     fut = loop.create_future(); g.queue.append((fb, fut))
     if g.busy:  # a write is in flight: wait for the one after it (someone else's, or ours when we are handed the lead)
         try: r = await fut
@@ -407,9 +409,9 @@ async def _grouped(self, model_id, algorithm, memory, fb) -> float:
     batch, g.queue = g.queue, []
     assert batch[0][1] is fut
     if len(batch) == 1:  # nobody joined
-        self.groups_written += 1
-        try: return await self._write_one(model_id, algorithm, memory, fb)
+        try: td = await self._write_one(model_id, algorithm, memory, fb)
         finally: _hand_on(g)
+        self.groups_written += 1; return td
     own = fut if not fut.done() else loop.create_future()  # (a handed lead's future already holds _LEAD)
     batch[0] = (fb, own)
     t = asyncio.ensure_future(self._run_group(model_id, algorithm, memory, g, batch))  # not cancelled with this caller

@@ -153,8 +153,8 @@ class EnsembleQNetwork(nn.Module):
         x = torch.cat([obs, act], -1).unsqueeze(0).expand(n, -1, -1)
         for k in range(last): x = self.act_fn(torch.baddbmm(self.biases[k], x, self.weights[k]))
         if torch.is_grad_enabled(): return torch.baddbmm(self.biases[last], x, self.weights[last]).squeeze(-1)
-        # without autograd, the 1-wide output layer as [n, 1, h] @ [n, h, B]: batched GEMM is ~10x faster than with
-        # N=1 (under autograd this orientation's backward costs more than it saves)
+        # without autograd, the 1-wide output layer as [n, 1, h] @ [n, h, B]: batched GEMM avoids its slow case
+        # of N=1 (under autograd this orientation's backward costs more than it saves)
         return torch.baddbmm(self.biases[last], self.weights[last].view(n, 1, -1), x.transpose(1, 2)).view(n, -1)
 
     def q1(self, obs, act):

@@ -207,7 +207,7 @@ def bench_nstep(rows, cap, repeats, n=3, d=17, a=6):
             fns["cpprb"] = lambda: cp.add(obs=o[0], act=act[0], rew=float(r[0]), next_obs=o[0], done=0.0)
         rows.append((f"n-step push, {N} env{'s' * (N > 1)} d={d}", compare(fns, repeats), ""))
 
-def bench_pushparts(rows, cap, d, a, repeats):
+def bench_pushparts(cap, d, a, repeats):
     from numba import njit, types
     from loomnb.buffers import replay as R
     ours = ReplayBuffer(cap, (d,), (a,))
@@ -277,7 +277,7 @@ if __name__ == "__main__":
     for d in dims:
         if "uniform" in only: bench_uniform(rows, args.capacity, d, act.get(d, 1), args.repeats)
         if "per" in only: bench_per(rows, args.capacity, d, act.get(d, 1), args.repeats)
-    parts = {d: bench_pushparts(rows, args.capacity, d, act.get(d, 1), args.repeats) for d in dims} if "pushparts" in only else {}
+    parts = {d: bench_pushparts(args.capacity, d, act.get(d, 1), args.repeats) for d in dims} if "pushparts" in only else {}
     if "nstep" in only: bench_nstep(rows, args.capacity, args.repeats)
     if "tree" in only: bench_tree(rows, args.capacity, args.repeats)
     if "tokens" in only: bench_tokens(rows, args.repeats)

@@ -232,6 +232,11 @@ def _experience(state_vector, action_index, reward, next_state_vector, propensit
     return dict(state_vector=state_vector, action_index=int(action_index), reward=float(reward),
                 next_state_vector=next_state_vector, propensity=propensity, available_actions=available_actions)
 
+def _checked_update(algorithm, w, x, a, r, x2, one) -> tuple:
+    "One online update of weights `w`, validated (only action `a`'s rows when `one`): (new weights, TD error)."
+    new, td = algorithm.update_sync(w or {}, x, a, r, x2)
+    return (algorithm.validate_update(w, new, a) if one and w else algorithm.validate_weights(new, copy=False)), td
+
 class _TrainerBase:
     def __init__(self, lock_provider=None, # Optional distributed lock (`.lock(key)` async context manager)
                  gate: PromotionGate | None = None, # Pre-promote gate for train_offline
@@ -323,8 +328,7 @@ class OnlineTrainer(_OfflineMixin, _TrainerBase):
         x, a, r, x2 = fb[:4]
         one = getattr(algorithm, "updates_one_action", False) and type(a) is int and a >= 0
         def step(w):
-            new, td = algorithm.update_sync(w or {}, x, a, r, x2)
-            new = algorithm.validate_update(w, new, a) if one and w else algorithm.validate_weights(new, copy=False)
+            new, td = _checked_update(algorithm, w, x, a, r, x2, one)
             return new, (new, td)
         async with self._guard(model_id):
             new, td = await self.resilience.call(memory.atomic_update, model_id, step, experience=_experience(*fb), touched=[a] if one else None)
@@ -341,9 +345,7 @@ class OnlineTrainer(_OfflineMixin, _TrainerBase):
                 tds = []
                 for i in todo:
                     x, a, r, x2 = fbs[i][:4]
-                    try:
-                        new, td = algorithm.update_sync(w or {}, x, a, r, x2)
-                        new = algorithm.validate_update(w, new, a) if one and w else algorithm.validate_weights(new, copy=False)
+                    try: new, td = _checked_update(algorithm, w, x, a, r, x2, one)
                     except (ValueError, TypeError, WeightSchemaError) as e: raise _BadFeedback(i, e) from e
                     w = new; tds.append(td)
                 return w, (w, tds)
@@ -447,8 +449,7 @@ async def _batched(self, model_id, algorithm, memory, state_vector, action_index
         b = self._batches.get(model_id)
         if b is None: b = self._batches[model_id] = _Batch(await self.resilience.call(memory.load_weights, model_id))
         w = b.weights
-        new, td = algorithm.update_sync(w or {}, state_vector, action_index, reward, next_state_vector)
-        b.weights = algorithm.validate_update(w, new, action_index) if one and w else algorithm.validate_weights(new, copy=False)
+        b.weights, td = _checked_update(algorithm, w, state_vector, action_index, reward, next_state_vector, one)
         b.exps.append(_experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions))
         if one and b.touched is not None: b.touched.add(action_index)
         else: b.touched = None

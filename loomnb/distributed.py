@@ -393,14 +393,13 @@ def average_gradients(params, # Iterable of parameters whose `.grad` is averaged
     dev = ps[0].device
     has = torch.tensor([p.grad is not None for p in ps], dtype=torch.float32, device=dev)
     flat = torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1).float() for p in ps] + [has])
-    if exchange is not None: flat, n = exchange.average(flat), 1  # already the mean
-    else: dist.all_reduce(flat); n = dist.get_world_size()
+    if exchange is not None: flat = exchange.average(flat)
+    else: dist.all_reduce(flat); flat /= dist.get_world_size()
     off = 0
-    counts = flat[-len(ps):]
-    for p, c in zip(ps, counts.tolist()):
-        k = p.numel(); g = (flat[off:off + k] / n).view_as(p).to(p.dtype); off += k
+    for p, c in zip(ps, flat[-len(ps):].tolist()):  # c: the share of ranks where p had a gradient
+        k = p.numel(); g = flat[off:off + k].view_as(p); off += k
         if c == 0: continue
-        if p.grad is None: p.grad = g.clone()
+        if p.grad is None: p.grad = g.to(p.dtype, copy=True)
         else: p.grad.copy_(g)
 
 def sync_optimizer(opt: torch.optim.Optimizer, # Optimiser whose parameters' gradients are averaged before each step

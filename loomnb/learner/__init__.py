@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/learner.html.md"""
 
 # %% ../../nbs/38_learner.ipynb #c002
 from __future__ import annotations
-import dataclasses, math, os, pickle, tempfile, time, zipfile
+import dataclasses, hashlib, math, os, pickle, tempfile, time, zipfile
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +31,6 @@ def _nrt_cache_dirs() -> list[Path]:
 
 def _read_nrt(path: Path, key: bytes):
     "(object code, bitcode) from a cache file written by `_write_nrt` for `key`, or None."
-    import hashlib
     try: raw = path.read_bytes()
     except OSError: return None
     h = len(_NRT_MAGIC) + 32 + 16 + 32
@@ -43,7 +42,6 @@ def _read_nrt(path: Path, key: bytes):
 
 def _write_nrt(dirs, name: str, key: bytes, obj: bytes, bc: bytes):
     "Write the cache file atomically into the first writable directory of `dirs`."
-    import hashlib
     body = obj + bc
     data = (_NRT_MAGIC + key + len(obj).to_bytes(8, "little") + len(bc).to_bytes(8, "little")
             + hashlib.sha256(body).digest() + body)
@@ -61,7 +59,7 @@ def _write_nrt(dirs, name: str, key: bytes, obj: bytes, bc: bytes):
 # %% ../../nbs/38_learner.ipynb #c007
 def _lean_nrt() -> str:
     "Initialise Numba's NRT from cached object code (compiling and caching it the first time)."
-    import hashlib, numba, llvmlite
+    import numba, llvmlite
     from llvmlite import binding as ll
     from numba.core import config as nconfig
     from numba.core.compiler_lock import global_compiler_lock

@@ -125,6 +125,21 @@ class BaseBandit:
         "Synchronous `update`."
         raise NotImplementedError
 
+    def update_many_sync(self,
+                         weights, # Weights before the first feedback ({} or None on cold start); never modified
+                         feedbacks, # Sequence of (state_vector, action_index, reward, next_state_vector), applied in order
+                        ) -> tuple[dict, list]: # Validated weights after all of them, and the TD error of each
+        "`update_sync` then `validate_update` per feedback, in order; the error of a bad one is raised with `feedback_index` set."
+        w, tds = weights, []
+        for i, (x, a, r, x2) in enumerate(feedbacks):
+            try:
+                new, td = self.update_sync(w or {}, x, a, r, x2)
+                one = self.updates_one_action and w and type(a) is int and a >= 0
+                w = self.validate_update(w, new, a) if one else self.validate_weights(new, copy=False)
+            except (ValueError, TypeError) as e: e.feedback_index = i; raise
+            tds.append(td)
+        return w, tds
+
     async def predict(self,
                       weights, # The model's weights ({} or None on cold start); never modified
                       state_vector, # Context vector
@@ -373,6 +388,19 @@ class _RidgeBandit(BaseBandit):
         td = ridge_update_kernel(A_inv, b, theta, counts, a, x, r)
         if fast and not math.isfinite(td): self._check_update(weights, state_vector, action_index, reward)  # nan/inf in x: ValueError
         return {**w, "A_inv": A_inv, "b": b, "theta": theta, "counts": counts}, td
+    def update_many_sync(self, weights, feedbacks):
+        w = weights
+        if not (w and "theta" in w and all(type(w[k]) is np.ndarray and w[k].dtype is _F64 for k in self.schema)):
+            return super().update_many_sync(weights, feedbacks)
+        K, d = w["n_actions"], w["dim"]
+        for x, a, r, _ in feedbacks:  # every feedback already valid for this trained model, else the checked loop
+            if not (type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and x.size == d and type(a) is int and 0 <= a < K
+                    and type(r) is float and math.isfinite(r)): return super().update_many_sync(weights, feedbacks)
+        A_inv, b, theta, counts = w["A_inv"].copy(), w["b"].copy(), w["theta"].copy(), w["counts"].copy()  # one copy for all
+        tds = [ridge_update_kernel(A_inv, b, theta, counts, a, x, r) for x, a, r, _ in feedbacks]
+        if not math.isfinite(math.fsum(tds)) or not all(ridge_rows_finite(A_inv, b, theta, counts, a) for a in {f[1] for f in feedbacks}):
+            return super().update_many_sync(weights, feedbacks)  # a non-finite input or result: redo one by one to name it
+        return {**w, "A_inv": A_inv, "b": b, "theta": theta, "counts": counts}, tds
 
 class LinUCBBandit(_RidgeBandit):
     "Disjoint LinUCB: per-action ridge regression with an upper-confidence bonus (recommended contextual default)."
@@ -456,7 +484,7 @@ def make_algorithm(name: str, # Registry name, e.g. "linucb", "epsilon_greedy"
         raise ValueError(f"Unknown bandit algorithm {name!r}.{did_you_mean(name, ALGORITHMS)} Available: {', '.join(ALGORITHMS)}")
     return ALGORITHMS[name](params, **kwargs)
 
-# %% ../../nbs/91_bandits.algorithms.ipynb #c037
+# %% ../../nbs/91_bandits.algorithms.ipynb #c038
 def linear_problem(n_rounds: int, # Rounds T
                    dim: int=16, # Feature dimension d
                    n_actions: int=10, # Arms K

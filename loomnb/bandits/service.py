@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/bandits.service.html.md"""
 
 # %% ../../nbs/94_bandits.service.ipynb #c003
 from __future__ import annotations
-import asyncio, contextlib, itertools, math, os, random, sqlite3, time, tomllib, uuid
+import asyncio, bisect, contextlib, functools, itertools, math, os, random, sqlite3, time, tomllib, uuid
 from collections import OrderedDict
 from pathlib import Path
 import redis.exceptions as rex
@@ -163,6 +163,22 @@ def _metric_family(registry):
     _REGISTERED[id(reg)] = (reg, m)
     return m
 
+def _observer(h) -> Callable[[float], None]:
+    "A fast `h.observe` of histogram child `h` (bisect on its bounds); `h.observe` itself when the client's internals differ."
+    try: bounds, buckets, total = list(h._upper_bounds), list(h._buckets), h._sum
+    except (AttributeError, TypeError): return h.observe
+    if len(buckets) != len(bounds) or not bounds or bounds[-1] != math.inf or not hasattr(total, "inc"): return h.observe
+    add, find = total.inc, bisect.bisect_left
+    def observe(v):
+        if v != v: return h.observe(v)  # nan: the client's own handling
+        add(v); buckets[find(bounds, v)].inc(1)  # the first bucket with v <= bound, as `observe` picks it
+    return observe
+
+def _incrementer(c) -> Callable[[], None]:
+    "A fast `c.inc()` of counter child `c` (its value's `inc(1)`); `c.inc` itself when the client's internals differ."
+    v = getattr(c, "_value", None)
+    return functools.partial(v.inc, 1) if callable(getattr(v, "inc", None)) else c.inc
+
 class RLMetrics:
     "The decision engine's Prometheus metrics with cached labelled children."
     def __init__(self, registry=None): # A prometheus_client CollectorRegistry (default: the global REGISTRY)
@@ -174,26 +190,33 @@ class RLMetrics:
         if c is None: c = self._children[key] = self.m[name].labels(*labels)
         return c
     def decision(self, algorithm: str, model_id: str, explored: bool, seconds: float, status: str="success"):
-        self.child("ops", algorithm, "predict", status).inc(); self.child("dur", algorithm, "predict", status).observe(seconds)
-        if status == "success":
-            self.child("decisions", model_id, "explore" if explored else "exploit").inc()
-            if explored: self.child("exploration", algorithm).inc()
+        key = ("decided", algorithm, model_id, explored, status)
+        c = self._children.get(key)
+        if c is None:
+            c = [_incrementer(self.child("ops", algorithm, "predict", status))]
+            if status == "success":
+                c.append(_incrementer(self.child("decisions", model_id, "explore" if explored else "exploit")))
+                if explored: c.append(_incrementer(self.child("exploration", algorithm)))
+            c = self._children[key] = (_observer(self.child("dur", algorithm, "predict", status)), tuple(c))
+        c[0](seconds)
+        for inc in c[1]: inc()
     def feedback(self, algorithm: str, model_id: str, reward: float):
         self.child("reward", algorithm).observe(reward); self.child("model_reward", model_id).observe(reward)
     def updated(self, algorithm: str, model_id: str, reward: float, seconds: float):
         "A successful update: `operation(..., 'update', 'success', ...)` plus `feedback`, from one cached tuple of children."
         c = self._children.get(("updated", algorithm, model_id))
         if c is None:
-            c = self._children[("updated", algorithm, model_id)] = (self.child("ops", algorithm, "update", "success"),
-                self.child("dur", algorithm, "update", "success"), self.child("reward", algorithm), self.child("model_reward", model_id))
-        c[0].inc(); c[1].observe(seconds); c[2].observe(reward); c[3].observe(reward)
+            c = self._children[("updated", algorithm, model_id)] = (_incrementer(self.child("ops", algorithm, "update", "success")),
+                _observer(self.child("dur", algorithm, "update", "success")), _observer(self.child("reward", algorithm)),
+                _observer(self.child("model_reward", model_id)))
+        c[0](); c[1](seconds); c[2](reward); c[3](reward)
     def operation(self, algorithm: str, operation: str, status: str, seconds: float):
         self.child("ops", algorithm, operation, status).inc(); self.child("dur", algorithm, operation, status).observe(seconds)
     def health(self, model_id: str, h):
         self.child("l2", model_id).set(h.l2_norm); self.child("maxabs", model_id).set(h.max_abs_weight)
         self.child("nparams", model_id).set(h.parameter_count)
 
-# %% ../../nbs/94_bandits.service.ipynb #c020
+# %% ../../nbs/94_bandits.service.ipynb #c021
 @runtime_checkable
 class LockingProtocol(Protocol):
     "A lock provider: `async with provider.lock(key): ...` excludes other holders of `key`."
@@ -227,7 +250,7 @@ class RedisLockProvider:
         try: yield
         finally: await self.client.eval(self._RELEASE, 1, k, token)
 
-# %% ../../nbs/94_bandits.service.ipynb #c021
+# %% ../../nbs/94_bandits.service.ipynb #c022
 def _experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions):
     return dict(state_vector=state_vector, action_index=int(action_index), reward=float(reward),
                 next_state_vector=next_state_vector, propensity=propensity, available_actions=available_actions)
@@ -258,7 +281,7 @@ class _TrainerBase:
     def _health(self, algorithm, model_id, w):
         if self.metrics is not None: self.metrics.health(model_id, algorithm.weight_health(w))
 
-# %% ../../nbs/94_bandits.service.ipynb #c022
+# %% ../../nbs/94_bandits.service.ipynb #c023
 class _OfflineMixin:
     async def train_offline(self, model_id: str, algorithm, memory, batch_size: int=32) -> bool:
         "Replay a sampled batch into a candidate, gate it, and save + snapshot it if promoted."
@@ -337,11 +360,19 @@ class OnlineTrainer(_OfflineMixin, _TrainerBase):
     async def _write(self, model_id, algorithm, memory, fbs) -> list:
         "Apply feedbacks `fbs` in order and store them in one transaction; per feedback its TD error or its exception."
         one = getattr(algorithm, "updates_one_action", False) and all(type(f[1]) is int and f[1] >= 0 for f in fbs)
+        many = getattr(algorithm, "update_many_sync", None)
         bad: dict[int, BaseException] = {}
         while True:
             todo = [i for i in range(len(fbs)) if i not in bad]
             if not todo: return [bad[i] for i in range(len(fbs))]
             def step(w):
+                if many is not None:  # the algorithm's group update: one copy of the weights for the whole group
+                    try: w, tds = many(w, [fbs[i][:4] for i in todo])
+                    except (ValueError, TypeError) as e:
+                        k = getattr(e, "feedback_index", None)
+                        if k is None: raise
+                        raise _BadFeedback(todo[k], e) from e
+                    return w, (w, tds)
                 tds = []
                 for i in todo:
                     x, a, r, x2 = fbs[i][:4]
@@ -490,7 +521,7 @@ async def _commit_due(self, algorithm, memory, force: bool=False) -> int:
 
 OnlineTrainer._batched, OnlineTrainer._commit, OnlineTrainer.commit_due = _batched, _commit, _commit_due
 
-# %% ../../nbs/94_bandits.service.ipynb #c025
+# %% ../../nbs/94_bandits.service.ipynb #c026
 class PendingDecision(NamedTuple):
     "A served decision awaiting its reward."
     model_id: str
@@ -530,7 +561,7 @@ class DelayedRewardJoiner:
             out.append(self.pending.popitem(last=False)[1])
         return out
 
-# %% ../../nbs/94_bandits.service.ipynb #c028
+# %% ../../nbs/94_bandits.service.ipynb #c029
 def _as_pending(model_id: str, record: bytes) -> PendingDecision:
     e = unpack_experience(record, "")
     return PendingDecision(model_id, e.state_vector, e.action_index, e.propensity, e.available_actions, e.timestamp)
@@ -559,7 +590,7 @@ async def _maybe(x):
     "Await `x` when it is awaitable (the shared joiner), else return it (the in-process one)."
     return await x if asyncio.iscoroutine(x) else x
 
-# %% ../../nbs/94_bandits.service.ipynb #c031
+# %% ../../nbs/94_bandits.service.ipynb #c032
 class ReinforcementLearningService:
     "Lifecycle owner and composition root of the decision engine (serving, training and releases planes)."
     def __init__(self, settings: RLSettings, algorithm, memory, trainer, metrics: RLMetrics | None = None,
@@ -639,7 +670,7 @@ class ReinforcementLearningService:
         "Health snapshot of the model's active weights."
         return self.algorithm.weight_health(await self.memory.load_weights(model_id) or {})
 
-# %% ../../nbs/94_bandits.service.ipynb #c037
+# %% ../../nbs/94_bandits.service.ipynb #c038
 class _Serving:
     def __init__(self, svc): self.svc = svc
     async def _weights(self, model_id):
@@ -674,7 +705,7 @@ class _Serving:
         svc.metrics.decision(name, model_id, bool(meta.get("exploration_triggered")), time.perf_counter() - t0, status)
         return a, meta
 
-# %% ../../nbs/94_bandits.service.ipynb #c039
+# %% ../../nbs/94_bandits.service.ipynb #c040
 class _Training:
     def __init__(self, svc): self.svc = svc
     async def process_feedback(self, model_id, state_vector, action_index, reward, next_state_vector=None, *,
@@ -724,7 +755,7 @@ class _Releases:
         svc.metrics.operation(svc.algorithm_name, "rollback", "success" if v else "no_target", time.perf_counter() - t0)
         return v
 
-# %% ../../nbs/94_bandits.service.ipynb #c041
+# %% ../../nbs/94_bandits.service.ipynb #c042
 def _normalized(self, model_id, x):
     if not self.settings.normalize_states: return x
     ns = self._norm.get(model_id)
@@ -741,7 +772,7 @@ async def _observe(self, model_id, x):
 ReinforcementLearningService._normalized = _normalized
 ReinforcementLearningService._observe = _observe
 
-# %% ../../nbs/94_bandits.service.ipynb #c043
+# %% ../../nbs/94_bandits.service.ipynb #c044
 class ReinforcementLearningFactory:
     "Root factory: builds a ReinforcementLearningService from settings."
     @classmethod

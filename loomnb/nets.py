@@ -13,10 +13,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 from gymnasium import spaces
 from torch.optim.rmsprop import _multi_tensor_rmsprop
+from torch.optim.optimizer import _global_optimizer_pre_hooks as _GLOBAL_PRE, _global_optimizer_post_hooks as _GLOBAL_POST
 
 # %% auto #0
 __all__ = ['policy_act', 'policy_evaluate', 'check_policy', 'MLP', 'layer_init', 'mlp', 'ActorCritic', 'DiscretePolicy',
-           'GaussianPolicy', 'make_policy', 'FusedAdam', 'make_adam', 'ForeachRMSprop']
+           'GaussianPolicy', 'make_policy', 'FusedAdam', 'make_adam', 'fused_adam_stepper', 'ForeachRMSprop',
+           'tanh_mlp_layers', 'tanh_mlp_forward', 'tanh_mlp_backward']
 
 # %% ../nbs/36_nets.ipynb #c005
 def policy_act(policy, # Policy module with the rlox interface (and optionally `act`)
@@ -271,6 +273,39 @@ def make_adam(params, # Parameters to optimise
     except (RuntimeError, TypeError, ValueError): return torch.optim.Adam(params, lr=lr, eps=eps, foreach=True)
 
 # %% ../nbs/36_nets.ipynb #c032
+def fused_adam_stepper(opt: torch.optim.Optimizer, # The optimizer (only a `FusedAdam` qualifies)
+                      ): # A zero-argument function doing `opt.step()`'s update, or None
+    "`opt.step()` as a function with its lists built once, for a hook-free `FusedAdam` whose `.grad` tensors persist."
+    if (type(opt) is not FusedAdam or opt._optimizer_step_pre_hooks or opt._optimizer_step_post_hooks
+            or _GLOBAL_PRE or _GLOBAL_POST): return None
+    groups = []
+    for g in opt.param_groups:
+        if g.get("amsgrad") or g.get("decoupled_weight_decay"): return None
+        ps = g["params"]
+        if not ps: continue
+        if any(p.grad is None or p.grad.is_sparse for p in ps): return None
+        for p in ps:
+            st = opt.state[p]
+            if not st:  # FusedAdam._step_group's initial state
+                st["step"] = torch.zeros((), dtype=torch.float32, device=p.device)
+                st["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                st["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        sts = [opt.state[p] for p in ps]
+        flat = torch.stack([st["step"] for st in sts])  # the counters as views of one tensor: one add_ per step
+        for i, st in enumerate(sts): st["step"] = flat[i]
+        groups.append((g, [p.detach() for p in ps], [p.grad for p in ps], [st["exp_avg"] for st in sts],
+                       [st["exp_avg_sq"] for st in sts], [st["step"] for st in sts], flat))
+
+    @torch.no_grad()
+    def step():
+        for g, ps, gs, ms, vs, steps, flat in groups:
+            flat.add_(1)
+            b1, b2 = g["betas"]
+            torch._fused_adam_(ps, gs, ms, vs, [], steps, lr=g["lr"], beta1=b1, beta2=b2, weight_decay=g["weight_decay"],
+                               eps=g["eps"], amsgrad=False, maximize=g["maximize"], grad_scale=None, found_inf=None)
+    return step
+
+# %% ../nbs/36_nets.ipynb #c037
 class ForeachRMSprop(_NoDynamoSteps, torch.optim.RMSprop):
     "`torch.optim.RMSprop(foreach=True)` without the `torch._dynamo` import: same multi-tensor update, state and hooks."
     def __init__(self, params, # Parameters or parameter groups
@@ -293,3 +328,42 @@ class ForeachRMSprop(_NoDynamoSteps, torch.optim.RMSprop):
         _multi_tensor_rmsprop(ps, gs, sq, gavg, mom, steps, lr=g["lr"], alpha=g["alpha"], eps=g["eps"],
                               weight_decay=g["weight_decay"], momentum=g["momentum"], centered=g["centered"],
                               maximize=g["maximize"], differentiable=False, capturable=False, has_complex=has_complex)
+
+# %% ../nbs/36_nets.ipynb #c043
+def tanh_mlp_layers(net: nn.Module, # A network
+                   ) -> list | None: # `[(weight [out, in], bias [out]), ...]`, or None
+    "The layers of an `MLP` of `Linear`s with biases and `Tanh`s (as `mlp(..., activation='tanh')` builds), else None."
+    mods = list(net) if type(net) is MLP else []
+    if len(mods) % 2 != 1 or net._act != "tanh": return None
+    for i, m in enumerate(mods):
+        if i % 2 == 0 and not (type(m) is nn.Linear and m.bias is not None): return None
+        if i % 2 == 1 and type(m) is not nn.Tanh: return None
+    return [(m.weight, m.bias) for m in mods[0::2]]
+
+_tanh_bw = torch.ops.aten.tanh_backward   # grad * (1 - y * y), as autograd computes tanh's backward
+
+@torch.no_grad()
+def tanh_mlp_forward(layers: list, # `tanh_mlp_layers(net)` (parameters or detached aliases)
+                     x: torch.Tensor, # Input [B, in]
+                    ) -> tuple[torch.Tensor, list]: # output [B, out], every layer's input [x, h1, ...]
+    "Forward pass of a tanh MLP that keeps what its backward needs."
+    hs = [x]
+    for w, b in layers[:-1]:   # tanh(z) = 2 sigmoid(2z) - 1, with the 2z folded into the GEMM
+        x = torch.addmm(b, x, w.t(), beta=2, alpha=2).sigmoid_().mul_(2).sub_(1); hs.append(x)
+    w, b = layers[-1]
+    return torch.addmm(b, x, w.t()), hs
+
+@torch.no_grad()
+def tanh_mlp_backward(layers: list, # `tanh_mlp_layers(net)`
+                      hs: list, # Layer inputs from `tanh_mlp_forward`
+                      g: torch.Tensor, # Gradient of the loss with respect to the output [B, out]
+                      grads: list, # `[(weight_grad, bias_grad), ...]` buffers to overwrite, shaped like `layers`
+                     ) -> None:
+    "Write the weight and bias gradients of a tanh MLP into `grads` (no input gradient)."
+    for k in range(len(layers) - 1, -1, -1):
+        gw, gb = grads[k]
+        h = hs[k]
+        if h.shape[1] < 16: gw.copy_(torch.mm(h.t(), g).t())   # narrow input: the GEMM is faster with it as M
+        else: torch.mm(g.t(), h, out=gw)
+        torch.sum(g, 0, out=gb)
+        if k > 0: g = _tanh_bw(torch.mm(g, layers[k][0]), h)

@@ -13,12 +13,14 @@ import torch
 from gymnasium import spaces
 from ..core import Config, ConfigError
 from ..nets import make_policy, check_policy, policy_evaluate, policy_act, make_adam
+from ..nets import DiscretePolicy, GaussianPolicy, tanh_mlp_layers, tanh_mlp_forward, tanh_mlp_backward, fused_adam_stepper
 from ..buffers.rollout import RolloutBuffer, RolloutBatch
 from ..collect import Collector
 from ..learner import Algorithm, TrainState, register_algorithm
 
 # %% auto #0
-__all__ = ['STAT_KEYS', 'ZOO_CARTPOLE', 'PPOConfig', 'ppo_loss', 'explained_variance', 'ppo_update', 'PPO']
+__all__ = ['STAT_KEYS', 'ZOO_CARTPOLE', 'PPOConfig', 'ppo_loss', 'PPOHandGrad', 'ppo_hand_grad', 'ppo_step_hand',
+           'explained_variance', 'ppo_update', 'PPO']
 
 # %% ../../nbs/40_algos.ppo.ipynb #c006
 @dataclass
@@ -47,6 +49,7 @@ class PPOConfig(Config):
     log_std_init: float = 0.0          # Initial log-std of the Gaussian policy (Box actions)
     normalize_obs: bool = False        # Wrap the env in VecNormalize for observations
     normalize_reward: bool = False     # Wrap the env in VecNormalize for rewards
+    hand_grad: bool = True             # Default networks on the CPU: hand-written gradients (autograd's update, faster)
 
     def validate(self):
         for k in ("n_envs", "n_steps", "n_epochs", "batch_size"): self.check_range(k, 1)
@@ -100,6 +103,104 @@ def ppo_loss(new_logp: torch.Tensor, # [B] log-probs of the taken actions under 
     return loss, stats
 
 # %% ../../nbs/40_algos.ppo.ipynb #c018
+class PPOHandGrad:
+    "State of the hand-written PPO step: detached views of the layers and one flat gradient buffer behind every `.grad`."
+    def __init__(self, policy: torch.nn.Module, # A `DiscretePolicy` or `GaussianPolicy` with tanh MLPs
+                 optimizer: torch.optim.Optimizer, # Optimizer over exactly the policy's parameters
+                ):
+        self.discrete = type(policy) is DiscretePolicy
+        ps = list(policy.parameters())
+        self.flat = torch.zeros(sum(p.numel() for p in ps), dtype=ps[0].dtype)
+        i = 0
+        for p in ps:   # every .grad a view of one buffer: the norm clip is one norm and one multiply
+            p.grad = self.flat[i:i + p.numel()].view_as(p); i += p.numel()
+        actor = tanh_mlp_layers(policy.actor if self.discrete else policy.actor_mean)
+        critic = tanh_mlp_layers(policy.critic)
+        self.actor = [(w.detach(), b.detach()) for w, b in actor]
+        self.critic = [(w.detach(), b.detach()) for w, b in critic]
+        self.actor_grads = [(w.grad, b.grad) for w, b in actor]
+        self.critic_grads = [(w.grad, b.grad) for w, b in critic]
+        self.log_std = None if self.discrete else policy.log_std.detach()
+        self.log_std_grad = None if self.discrete else policy.log_std.grad
+        self.optimizer, self._step = optimizer, fused_adam_stepper(optimizer)
+
+    @torch.no_grad()
+    def clip_and_step(self, max_grad_norm: float) -> torch.Tensor:
+        "Clip the global gradient norm as `clip_grad_norm_` does, take the optimizer step; returns the norm before clipping."
+        gn = torch.linalg.vector_norm(self.flat)
+        self.flat.mul_((max_grad_norm / (gn + 1e-6)).clamp_(max=1.0))
+        if self._step is None: self.optimizer.step()   # (runs the optimizer's step hooks)
+        else: self._step()
+        return gn
+
+def ppo_hand_grad(policy: torch.nn.Module, # The policy
+                  optimizer: torch.optim.Optimizer, # Its optimizer
+                 ) -> PPOHandGrad | None:
+    "A `PPOHandGrad` where the hand-written step computes autograd's update (default tanh networks on the CPU), else None."
+    if type(policy) not in (DiscretePolicy, GaussianPolicy): return None
+    actor = policy.actor if type(policy) is DiscretePolicy else policy.actor_mean
+    if tanh_mlp_layers(actor) is None or tanh_mlp_layers(policy.critic) is None: return None
+    ps = list(policy.parameters())
+    if any(p.device.type != "cpu" or p.dtype != ps[0].dtype or not p.requires_grad for p in ps): return None
+    ops = [p for g in optimizer.param_groups for p in g["params"]]
+    if len(ops) != len(ps) or {id(p) for p in ops} != {id(p) for p in ps}: return None
+    return PPOHandGrad(policy, optimizer)
+
+# %% ../../nbs/40_algos.ppo.ipynb #c020
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+@torch.no_grad()
+def ppo_step_hand(h: PPOHandGrad, # From `ppo_hand_grad`
+                  mb: RolloutBatch, # Minibatch
+                  cfg: PPOConfig, # Coefficients and switches
+                  clip_eps: float, # Clip range (annealed)
+                  normalize: bool, # Normalise the advantages of this minibatch
+                  with_stats: bool, # Return the stats
+                 ) -> torch.Tensor | None: # [5] stats in the order of `STAT_KEYS`, or None
+    "Write the gradient of `ppo_loss` into the parameters' `.grad` without autograd."
+    obs, act, old_logp, v_old, adv, ret = mb
+    B, eps = obs.shape[0], clip_eps
+    obs = obs.reshape(B, -1)
+    out, hsa = tanh_mlp_forward(h.actor, obs)
+    vo, hsv = tanh_mlp_forward(h.critic, obs)
+    v = vo.view(B)
+    if normalize and B > 1: adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    if h.discrete:
+        lpa = out.log_softmax(1); p = lpa.exp()
+        logp = lpa.gather(1, act.view(B, 1)).view(B)
+    else:
+        isd = torch.exp(-h.log_std)
+        z = (act.view(out.shape) - out) * isd
+        logp = (-0.5 * z * z - h.log_std - _HALF_LOG_2PI).sum(1)
+    logratio = logp - old_logp
+    ratio = logratio.exp()
+    r1, r2 = ratio * adv, ratio.clamp(1 - eps, 1 + eps) * adv
+    gl = ((r1 <= r2) * r1).mul_(-1.0 / B).view(B, 1)   # dL/dlogp = dL/dratio * ratio
+    ent = None
+    if h.discrete:
+        ga = p * gl.neg()
+        ga.scatter_add_(1, act.view(B, 1), gl)
+        if cfg.ent_coef or with_stats: ent = -(p * lpa).sum(1)
+        if cfg.ent_coef: ga.add_(p * (lpa + ent.view(B, 1)), alpha=cfg.ent_coef / B)
+    else:
+        ga = (gl * z) * isd
+        h.log_std_grad.copy_((gl * (z * z - 1)).sum(0))
+        if cfg.ent_coef: h.log_std_grad.sub_(cfg.ent_coef)
+    tanh_mlp_backward(h.actor, hsa, ga, h.actor_grads)
+    d = v - ret
+    if cfg.clip_vloss:
+        dv = v - v_old
+        dc = v_old + dv.clamp(-eps, eps) - ret
+        e1, e2 = d * d, dc * dc
+        gv = torch.where(e1 >= e2, d, dc * ((dv >= -eps) & (dv <= eps)))
+    else: e1 = e2 = d * d; gv = d
+    tanh_mlp_backward(h.critic, hsv, gv.mul(cfg.vf_coef / B).view(B, 1), h.critic_grads)
+    if not with_stats: return None
+    entm = ent.mean() if h.discrete else (h.log_std + (0.5 + _HALF_LOG_2PI)).sum()
+    return torch.stack([-torch.minimum(r1, r2).mean(), 0.5 * torch.maximum(e1, e2).mean(), entm,
+                        ((ratio - 1) - logratio).mean(), ((ratio - 1).abs() > eps).float().mean()])
+
+# %% ../../nbs/40_algos.ppo.ipynb #c022
 def explained_variance(y_pred: np.ndarray, y_true: np.ndarray) -> float:
     "1 - Var[y_true - y_pred] / Var[y_true] (nan when Var[y_true] = 0)."
     vy = float(np.var(y_true))
@@ -127,18 +228,25 @@ def ppo_update(policy: torch.nn.Module, # Policy with the rlox interface
         a = data.advantages
         data, norm = data._replace(advantages=(a - a.mean()) / (a.std() + 1e-8)), False
     params = [p for g in optimizer.param_groups for p in g["params"]]
+    hand = ppo_hand_grad(policy, optimizer) if cfg.hand_grad else None
+    eps = cfg.clip_eps if clip_eps is None else clip_eps
     n, epochs, ep = 0, 0, []
     for epoch in range(cfg.n_epochs):
         stats_now = cfg.target_kl is not None or epoch == cfg.n_epochs - 1
         ep = []
         for mb in buffer.minibatches(cfg.batch_size, rng, device, data):
-            logp, ent, v = policy_evaluate(policy, mb.obs, mb.actions)
-            loss, st = ppo_loss(logp, mb.logp, mb.advantages, v, mb.values, mb.returns, ent, cfg, clip_eps, norm, stats_now)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm, foreach=True)
-            optimizer.step()
-            if stats_now: ep.append(torch.stack([*st.values(), gn.detach()]))
+            if hand is not None:
+                st = ppo_step_hand(hand, mb, cfg, eps, norm, stats_now)
+                gn = hand.clip_and_step(cfg.max_grad_norm)
+                if stats_now: ep.append(torch.cat([st, gn.view(1)]))
+            else:
+                logp, ent, v = policy_evaluate(policy, mb.obs, mb.actions)
+                loss, st = ppo_loss(logp, mb.logp, mb.advantages, v, mb.values, mb.returns, ent, cfg, eps, norm, stats_now)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm, foreach=True)
+                optimizer.step()
+                if stats_now: ep.append(torch.stack([*st.values(), gn.detach()]))
             n += 1
         epochs += 1
         if cfg.target_kl is not None and _rank_mean(torch.stack(ep)[:, 3].mean()) > cfg.target_kl: break
@@ -148,7 +256,7 @@ def ppo_update(policy: torch.nn.Module, # Policy with the rlox interface
                 "train/n_updates": n, "train/epochs": epochs})
     return out
 
-# %% ../../nbs/40_algos.ppo.ipynb #c023
+# %% ../../nbs/40_algos.ppo.ipynb #c030
 class PPO(Algorithm):
     "Proximal Policy Optimization, composed from loomnb's collector, buffer, GAE kernel and `ppo_update`."
     config_cls = PPOConfig
@@ -215,6 +323,6 @@ class PPO(Algorithm):
 
 register_algorithm("ppo", PPO)
 
-# %% ../../nbs/40_algos.ppo.ipynb #c026
+# %% ../../nbs/40_algos.ppo.ipynb #c033
 ZOO_CARTPOLE = dict(n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
                     learning_rate=1e-3, clip_eps=0.2, anneal_lr=True, anneal_clip=True, clip_vloss=False)

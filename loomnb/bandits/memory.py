@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/bandits.memory.html.md"""
 
 # %% ../../nbs/92_bandits.memory.ipynb #c003
 from __future__ import annotations
-import asyncio, json, math, os, shutil, socket, sqlite3, struct, subprocess, tempfile, time, uuid
+import asyncio, json, math, os, shutil, socket, sqlite3, struct, subprocess, tempfile, threading, time, uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 import numpy as np
@@ -45,6 +45,7 @@ class RLMemorySettings(Config):
     cache_ttl_seconds: float = 0.0              # Serve weights from the process cache this long without asking the store (0 = always check the revision)
     redis_pipelined: bool = True                # Redis: send the hot-path scripts on one pipelined connection parsed by hiredis (when installed and the URL is TCP)
     sqlite_checkpoint_interval_s: float = 0.25  # SQLite: a background thread moves the WAL into the database this often (passive checkpoints, off the write path); 0 = SQLite's automatic checkpoint inside a commit (a few ms every ~1000 pages)
+    sqlite_wal_restart_mb: float = 64.0         # SQLite with the checkpoint thread: once the WAL holds this many MB, the thread holds this process's writes for a few ms to copy it completely, so that it restarts instead of growing while writes never pause; 0 = never
 
     def validate(self):
         self.check_choice("backend", ["sqlite", "redis"]); self.check_choice("sampling_mode", ["uniform", "prioritized"])
@@ -52,7 +53,7 @@ class RLMemorySettings(Config):
         self.check_range("max_experience_age_seconds", 0); self.check_range("max_weight_versions", 0)
         self.check_range("busy_timeout_ms", 0); self.check_range("cache_ttl_seconds", 0)
         self.check_choice("sqlite_synchronous", ["OFF", "NORMAL", "FULL"]); self.check_range("per_action_min_actions", 1)
-        self.check_range("sqlite_checkpoint_interval_s", 0)
+        self.check_range("sqlite_checkpoint_interval_s", 0); self.check_range("sqlite_wal_restart_mb", 0)
 
 # %% ../../nbs/92_bandits.memory.ipynb #c009
 @dataclass
@@ -261,15 +262,22 @@ CREATE INDEX IF NOT EXISTS pending_deadline ON pending (deadline);
 
 class _WalCheckpointer:
     "A daemon thread running passive WAL checkpoints on its own connection every `interval` seconds until `stop()`."
-    def __init__(self, path: str, interval: float):
-        import threading
-        self.path, self.interval, self.done, self.runs = path, interval, threading.Event(), 0
+    def __init__(self, path: str, interval: float, restart_bytes: float=0.0, # > 0: let the WAL restart once it holds this many bytes
+                 lock: threading.Lock | None = None): # Held by this process's write transactions (needed to restart the WAL)
+        self.path, self.interval, self.restart_bytes, self.lock = path, interval, restart_bytes, lock
+        self.done, self.runs, self.restarts = threading.Event(), 0, 0
         self.thread = threading.Thread(target=self._run, name="loomnb-wal-checkpoint", daemon=True); self.thread.start()
     def _run(self):
         c = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        frame = c.execute("PRAGMA page_size").fetchone()[0] + 24  # bytes of one WAL frame
         try:
             while not self.done.wait(self.interval):
-                try: c.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone(); self.runs += 1  # never waits for the writer's lock
+                try:
+                    _, frames, _ = c.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone(); self.runs += 1  # never waits for the writer's lock
+                    if self.lock is not None and self.restart_bytes and frames * frame >= self.restart_bytes:
+                        with self.lock:  # this process's writes wait: the few frames left are copied, the next commit restarts the WAL
+                            _, frames, done = c.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                        self.restarts += frames == done
                 except sqlite3.Error: pass  # busy or locked this time: the next round retries; commits are unaffected
         finally: c.close()
     def stop(self):
@@ -283,6 +291,7 @@ class _SQLiteCore(_MemoryBase):
         super().__init__(settings, seed)
         self.path = str(path if path is not None else self.settings.sqlite_path)
         self.conn: sqlite3.Connection | None = None
+        self._wlock = threading.Lock()  # held by write transactions; the checkpoint thread takes it to let the WAL restart
     async def connect(self) -> None:
         "Open the database (WAL journal, `sqlite_synchronous` level) and create the tables."
         if self.conn is not None: return
@@ -295,7 +304,7 @@ class _SQLiteCore(_MemoryBase):
         self.conn, self._ready = c, True
         if self.path != ":memory:" and self.settings.sqlite_checkpoint_interval_s > 0:
             c.execute("PRAGMA wal_autocheckpoint=0")  # commits never checkpoint: the thread below does, off the write path
-            self._ckpt = _WalCheckpointer(self.path, self.settings.sqlite_checkpoint_interval_s)
+            self._ckpt = _WalCheckpointer(self.path, self.settings.sqlite_checkpoint_interval_s, self.settings.sqlite_wal_restart_mb * 2**20, self._wlock)
     async def close(self) -> None:
         if getattr(self, "_ckpt", None) is not None: self._ckpt.stop(); self._ckpt = None
         if self.conn is not None: self.conn.close()
@@ -325,10 +334,12 @@ class _SQLiteCore(_MemoryBase):
                                       [(model_id, i, encode_weights(p)) for i, p in zip(range(len(parts)) if idx is None else idx, parts)])
         self._cache[model_id] = (rev + 1, dict(weights)); self._layout[model_id] = per
     def _txn(self, body):
-        c = self._c; c.execute("BEGIN IMMEDIATE")
-        try: out = body()
-        except BaseException: c.execute("ROLLBACK"); raise
-        c.execute("COMMIT"); return out
+        c = self._c
+        with self._wlock:
+            c.execute("BEGIN IMMEDIATE")
+            try: out = body()
+            except BaseException: c.execute("ROLLBACK"); raise
+            c.execute("COMMIT"); return out
 
     async def load_weights(self, model_id: str) -> dict | None:
         "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
@@ -369,17 +380,19 @@ class _SQLiteCore(_MemoryBase):
         "In one transaction: `new, out = fn(weights)`; save `new` unless None; store `experience`; return `out`."
         rev, w = self._cache.get(model_id, (None, None))
         pre = fn(w) if w is not None else None  # optimistic: computed from the cached revision before taking the write lock
-        c = self._c; c.execute("BEGIN IMMEDIATE")
-        try:
-            if pre is not None and pre[0] is not None and self._try_write(model_id, rev, w, pre[0], touched): out = pre[1]
-            else:  # cold cache, or another process wrote since: load under the lock and recompute
-                rev, w = self._load(model_id)
-                new, out = fn(w)
-                if new is not None: self._save(model_id, rev, new, old=w)
-            if experience is not None: self._insert_exp(model_id, **experience)
-            if experiences: self._insert_exps(model_id, experiences)
-        except BaseException: c.execute("ROLLBACK"); raise
-        c.execute("COMMIT"); return out
+        c = self._c
+        with self._wlock:
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                if pre is not None and pre[0] is not None and self._try_write(model_id, rev, w, pre[0], touched): out = pre[1]
+                else:  # cold cache, or another process wrote since: load under the lock and recompute
+                    rev, w = self._load(model_id)
+                    new, out = fn(w)
+                    if new is not None: self._save(model_id, rev, new, old=w)
+                if experience is not None: self._insert_exp(model_id, **experience)
+                if experiences: self._insert_exps(model_id, experiences)
+            except BaseException: c.execute("ROLLBACK"); raise
+            c.execute("COMMIT"); return out
 
 # %% ../../nbs/92_bandits.memory.ipynb #c026
 _INSERT_EXP = "INSERT INTO experiences (model_id, ts, priority, record) VALUES (?, ?, ?, ?)"
@@ -494,7 +507,7 @@ class SQLiteRLMemory(_SQLiteExperiences):
             return f"v{target}"
         return self._txn(body)
 
-# %% ../../nbs/92_bandits.memory.ipynb #c039
+# %% ../../nbs/92_bandits.memory.ipynb #c041
 _LUA_CAS = """
 local rev = tonumber(redis.call('GET', KEYS[1]) or '0')
 if rev ~= tonumber(ARGV[1]) then return {0, rev, redis.call('GET', KEYS[2]), redis.call('HGETALL', KEYS[7])} end
@@ -764,7 +777,7 @@ class _RedisCore(_MemoryBase):
             self.cas_retries += 1
             rev = int(res[1]); w = self._from_reply(model_id, rev, res[2], res[3])
 
-# %% ../../nbs/92_bandits.memory.ipynb #c041
+# %% ../../nbs/92_bandits.memory.ipynb #c043
 class RedisRLMemory(_RedisCore):
     "Redis memory: optimistic compare-and-set updates in Lua, shared by any number of processes and hosts."
     async def store_experience(self, model_id, state_vector, action_index, reward, next_state_vector=None, **extra) -> str:
@@ -862,7 +875,7 @@ class RedisRLMemory(_RedisCore):
         self._cache[model_id] = (int(rev), w); self._layout[model_id] = per
         return f"v{target}"
 
-# %% ../../nbs/92_bandits.memory.ipynb #c043
+# %% ../../nbs/92_bandits.memory.ipynb #c045
 class RedisServer:
     "A private redis-server on a free 127.0.0.1 port, started and stopped by the caller."
     def __init__(self, binary: str="redis-server"): # Name or path of the server executable

@@ -12,7 +12,7 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['WeightSchemaError', 'WeightHealth', 'Transition', 'RLAlgorithmProtocol', 'as_state', 'as_actions', 'validate_arrays',
-           'health_of', 'encode_weights', 'decode_weights']
+           'health_of', 'encode_weights', 'decode_weights', 'encode_parts']
 
 # %% ../../nbs/90_bandits.core.ipynb #c006
 class WeightSchemaError(ValueError):
@@ -170,4 +170,20 @@ def decode_weights(blob: bytes) -> dict[str, Any]:
             a = np.frombuffer(blob, dtype=np.dtype(dt), count=n // np.dtype(dt).itemsize, offset=base + off).reshape(shape)
             out[k] = a
     except (ValueError, KeyError, TypeError) as e: raise WeightSchemaError(f"weight blob is malformed: {e}") from e
+    return out
+
+# %% ../../nbs/90_bandits.core.ipynb #c023
+def encode_parts(weights: Mapping[str, Any], # Weights holding the per-action arrays
+                 keys: Sequence[str], # Names of the arrays whose first axis is the action
+                 idx: Sequence[int], # Actions to encode
+                ) -> list[bytes]: # `encode_weights({k: weights[k][i:i + 1] for k in keys})` for each i in `idx`
+    "One blob per action in `idx` holding its rows of the arrays `keys`, byte-identical to `encode_weights` of the slices."
+    arrs = [weights[k] for k in keys]
+    if not idx or not all(type(a) is np.ndarray and a.flags.c_contiguous and a.dtype.byteorder != ">" for a in arrs):
+        return [encode_weights({k: weights[k][i:i + 1] for k in keys}) for i in idx]
+    first = encode_weights({k: a[idx[0]:idx[0] + 1] for k, a in zip(keys, arrs)})
+    hlen = _HEAD.unpack_from(first)[3]; header = first[_HEAD.size:_HEAD.size + hlen]; out = [first]
+    for i in idx[1:]:
+        body = b"".join([header, *(a[i].data for a in arrs)])
+        out.append(_HEAD.pack(_MAGIC, _FMT, zlib.crc32(body), hlen) + body)
     return out

@@ -16,7 +16,7 @@ import redis.exceptions as rex
 import collections
 try: import hiredis  # optional: the C RESP parser of the pipelined hot-path connection
 except ImportError: hiredis = None
-from .core import WeightSchemaError, Transition, encode_weights, decode_weights, as_state
+from .core import WeightSchemaError, Transition, encode_weights, encode_parts, decode_weights, as_state
 
 # %% auto #0
 __all__ = ['RLMemorySettings', 'StoredExperience', 'WeightVersionInfo', 'pack_experience', 'unpack_experience',
@@ -351,16 +351,15 @@ class _SQLiteCore(_MemoryBase):
     def _load_rev(self, model_id):
         row = self._c.execute("SELECT rev FROM weights WHERE model_id = ?", (model_id,)).fetchone()
         return 0 if row is None else row[0]
+    _UPSERT_PART = "INSERT INTO weight_parts (model_id, part, blob) VALUES (?, ?, ?) ON CONFLICT(model_id, part) DO UPDATE SET blob = excluded.blob"
     def _try_write(self, model_id, rev, old, new, touched) -> bool:
         "Write `new` as revision rev + 1 if `rev` is still current (a conditional UPDATE); False when another writer got there first."
         c, layout = self._c, self._layout.get(model_id)
         if layout is True and touched is not None and new.get("n_actions") == old.get("n_actions") >= self.settings.per_action_min_actions:
             keys = _arm_keys(old)  # the layout and the scalars are unchanged: rewrite the touched actions only
             if c.execute("UPDATE weights SET rev = ? WHERE model_id = ? AND rev = ?", (rev + 1, model_id, rev)).rowcount != 1: return False
-            for i in touched:
-                blob = encode_weights({n: new[n][i:i + 1] for n in keys})
-                if c.execute("UPDATE weight_parts SET blob = ? WHERE model_id = ? AND part = ?", (blob, model_id, i)).rowcount != 1:
-                    c.execute("INSERT OR REPLACE INTO weight_parts (model_id, part, blob) VALUES (?, ?, ?)", (model_id, i, blob))
+            touched = list(touched)
+            c.executemany(self._UPSERT_PART, [(model_id, i, blob) for i, blob in zip(touched, encode_parts(new, keys, touched))])
             per = True
         elif layout is False and not (per := self._per_action(new)):
             if c.execute("UPDATE weights SET rev = ?, blob = ? WHERE model_id = ? AND rev = ?",

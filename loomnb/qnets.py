@@ -6,6 +6,7 @@ Docs: https://loomorg.github.io/loomnb/qnets.html.md"""
 
 # %% ../nbs/36a_qnets.ipynb #c002
 from __future__ import annotations
+import functools
 import math
 import numpy as np
 import torch
@@ -16,8 +17,8 @@ from .nets import mlp
 # %% auto #0
 __all__ = ['squashed_gaussian_logprob', 'SquashedGaussianPolicy', 'DeterministicPolicy', 'QNetwork', 'EnsembleQNetwork',
            'CriticList', 'as_critic', 'NoisyLinear', 'reset_noise', 'SimpleQNetwork', 'DuelingQNetwork',
-           'CategoricalQNetwork', 'polyak_update', 'target_copy', 'relu_mlp_layers', 'mlp_forward', 'mlp_backward',
-           'ensemble_forward', 'ensemble_backward', 'ensemble_action_grad']
+           'CategoricalQNetwork', 'polyak_update', 'target_copy', 'relu_mlp_layers', 'scratch', 'mlp_forward',
+           'mlp_backward', 'ensemble_forward', 'ensemble_backward', 'ensemble_action_grad']
 
 # %% ../nbs/36a_qnets.ipynb #c005
 _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "gelu": nn.GELU, "silu": nn.SiLU}
@@ -328,6 +329,7 @@ def target_copy(net: nn.Module) -> nn.Module:
 
 # %% ../nbs/36a_qnets.ipynb #c038
 _tb = torch.ops.aten.threshold_backward   # grad * (h > 0): ReLU's backward, as autograd computes it
+_tbi = torch.ops.aten.threshold_backward.grad_input   # the same into a given tensor
 
 def relu_mlp_layers(net: nn.Module) -> list | None:
     "`[(weight [out, in], bias [out])]` of a `Linear, ReLU, ..., Linear` `nn.Sequential`, else None."
@@ -343,22 +345,53 @@ def _grad_buf(p: torch.Tensor) -> torch.Tensor:
     if p.grad is None: p.grad = torch.empty_like(p)
     return p.grad
 
-@torch.no_grad()
+def scratch(ws: dict | None, # Workspace of reusable buffers, or None (then this returns None and ops allocate)
+            key, # Name of the buffer in `ws`
+            shape: tuple, # Shape it must have
+            like: torch.Tensor, # A tensor with the dtype and device it must have
+           ) -> torch.Tensor | None:
+    "A scratch tensor kept in `ws` across calls (reallocated only when its shape, dtype or device changes)."
+    if ws is None: return None
+    b = ws.get(key)
+    if b is None or b.shape != shape or b.dtype != like.dtype or b.device != like.device:
+        b = ws[key] = torch.empty(shape, dtype=like.dtype, device=like.device)
+    return b
+
+def _no_grad(f):
+    "`torch.no_grad()` as a decorator that enters the context only when gradients are on (nested calls cost less)."
+    @functools.wraps(f)
+    def g(*args, **kwargs):
+        if not torch.is_grad_enabled(): return f(*args, **kwargs)
+        with torch.no_grad(): return f(*args, **kwargs)
+    return g
+
+def _wb(ens) -> tuple[list, list]:
+    "An ensemble's weights and biases as plain lists (indexing an `nn.ParameterList` costs microseconds per item)."
+    m = ens._modules
+    return list(m["weights"]._parameters.values()), list(m["biases"]._parameters.values())
+
+def _relu_grad_(g: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    "`g * (h > 0)` written into `g`."
+    return _tbi(g, h, 0, grad_input=g)
+
+@_no_grad
 def mlp_forward(layers: list, # `relu_mlp_layers(net)`
                 x: torch.Tensor, # Input [B, in]
+                ws: dict | None=None, # Workspace for the hidden activations (see `scratch`), or None
                ) -> tuple[torch.Tensor, list]: # output [B, out], every layer's input [x, h1, ...]
     "Forward pass of a ReLU MLP that keeps what its backward needs."
-    hs = [x]
-    for w, b in layers[:-1]:
-        x = torch.addmm(b, x, w.t()).relu_(); hs.append(x)
+    hs, B = [x], x.shape[0]
+    for k, (w, b) in enumerate(layers[:-1]):
+        x = torch.addmm(b, x, w.t(), out=scratch(ws, ("mf", k), (B, w.shape[0]), x)).relu_(); hs.append(x)
     w, b = layers[-1]
     return torch.addmm(b, x, w.t()), hs
 
-@torch.no_grad()
+@_no_grad
 def mlp_backward(layers: list, # `relu_mlp_layers(net)`
                  hs: list, # Layer inputs from `mlp_forward`
                  g: torch.Tensor, # Gradient of the loss with respect to the output [R, out]
                  need_input: bool=False, # Also return the gradient with respect to the input
+                 ws: dict | None=None, # Workspace for the hidden gradients (see `scratch`), or None
                 ) -> torch.Tensor | None:
     "Write the weight and bias gradients of a ReLU MLP into `.grad`; only the first R rows of `hs` take part."
     R = g.shape[0]
@@ -368,61 +401,73 @@ def mlp_backward(layers: list, # `relu_mlp_layers(net)`
         if w.shape[1] < 16: _grad_buf(w).copy_(torch.mm(h.t(), g).t())   # narrow input: GEMM is faster with it as M
         else: torch.mm(g.t(), h, out=_grad_buf(w))
         torch.sum(g, 0, out=_grad_buf(b))
-        if k > 0: g = _tb(torch.mm(g, w), h, 0)
+        if k > 0: g = _relu_grad_(torch.mm(g, w, out=scratch(ws, ("mb", k), (R, w.shape[1]), g)), h)
         elif need_input: return torch.mm(g, w)
     return None
 
 # %% ../nbs/36a_qnets.ipynb #c043
-@torch.no_grad()
+@_no_grad
 def ensemble_forward(ens: EnsembleQNetwork, # A ReLU ensemble
                      x: torch.Tensor, # Concatenated [obs, act] [B, in]
                      n: int | None=None, # Evaluate the first n critics (None: all)
+                     ws: dict | None=None, # Workspace for the hidden activations (see `scratch`), or None
                     ) -> tuple[torch.Tensor, list]: # Q [n, B], every layer's input
     "Forward pass of `ens` that keeps what its backward needs."
-    n = ens.n_critics if n is None else n
+    (W, b), N, B = _wb(ens), ens.n_critics, x.shape[0]
+    n = N if n is None else n
     x = x.unsqueeze(0).expand(n, -1, -1)
-    hs, last = [x], len(ens.weights) - 1
+    hs, last = [x], len(W) - 1
     for k in range(last):
-        x = torch.baddbmm(ens.biases[k][:n], x, ens.weights[k][:n]).relu_(); hs.append(x)
-    q = torch.baddbmm(ens.biases[last][:n], ens.weights[last][:n].view(n, 1, -1), x.transpose(1, 2))
+        o = scratch(ws, ("ef", k), (N, B, W[k].shape[2]), x)   # sized for all critics, so n=1 reuses it
+        x = torch.baddbmm(b[k][:n], x, W[k][:n], out=None if o is None else o[:n]).relu_()
+        hs.append(x)
+    q = torch.baddbmm(b[last][:n], W[last][:n].view(n, 1, -1), x.transpose(1, 2))
     return q.view(n, -1), hs
 
-@torch.no_grad()
+@_no_grad
 def ensemble_backward(ens: EnsembleQNetwork, # A ReLU ensemble
                       hs: list, # Layer inputs from `ensemble_forward` (all critics)
                       gq: torch.Tensor, # Gradient of the loss with respect to Q [n_critics, B]
+                      ws: dict | None=None, # Workspace for the hidden gradients (see `scratch`), or None
                      ) -> None:
     "Write the weight and bias gradients of every critic into `.grad`."
-    n, last = ens.n_critics, len(ens.weights) - 1
+    (W, b), n, B = _wb(ens), ens.n_critics, gq.shape[1]
+    last = len(W) - 1
     g1 = gq.view(n, 1, -1)
-    torch.bmm(g1, hs[last], out=_grad_buf(ens.weights[last]).view(n, 1, -1))
-    torch.sum(g1, 2, keepdim=True, out=_grad_buf(ens.biases[last]))
-    g = gq.unsqueeze(-1) * ens.weights[last].view(n, 1, -1)   # outer product instead of a K=1 batched GEMM
+    torch.bmm(g1, hs[last], out=_grad_buf(W[last]).view(n, 1, -1))
+    torch.sum(g1, 2, keepdim=True, out=_grad_buf(b[last]))
+    wl = W[last].view(n, 1, -1)   # outer product instead of a K=1 batched GEMM:
+    g = torch.mul(gq.unsqueeze(-1), wl, out=scratch(ws, ("eb", last), (n, B, wl.shape[2]), gq))
     for k in range(last - 1, -1, -1):
-        g = _tb(g, hs[k + 1], 0)
-        torch.bmm(hs[k].transpose(1, 2), g, out=_grad_buf(ens.weights[k]))
-        torch.sum(g, 1, keepdim=True, out=_grad_buf(ens.biases[k]))
-        if k > 0: g = torch.bmm(g, ens.weights[k].transpose(1, 2))
+        g = _relu_grad_(g, hs[k + 1])
+        torch.bmm(hs[k].transpose(1, 2), g, out=_grad_buf(W[k]))
+        torch.sum(g, 1, keepdim=True, out=_grad_buf(b[k]))
+        if k > 0: g = torch.bmm(g, W[k].transpose(1, 2), out=scratch(ws, ("eb", k), (n, B, W[k].shape[1]), g))
 
-@torch.no_grad()
+@_no_grad
 def ensemble_action_grad(ens: EnsembleQNetwork, # A ReLU ensemble
                          hs: list, # Layer inputs from `ensemble_forward`
                          idx: torch.Tensor | None, # Critic per sample [B] (e.g. the argmin), or None: the first critic
                          scale: float, # Loss = scale * sum_i Q_{idx_i}(s_i, a_i)
                          act_dim: int, # The actions are the last act_dim input columns
+                         ws: dict | None=None, # Workspace for the hidden gradients (see `scratch`), or None
                         ) -> torch.Tensor: # dLoss/da [B, act_dim]
     "Action gradient, each sample back-propagated through its own critic only."
-    B, L = hs[0].shape[1], len(ens.weights)
+    W, B = _wb(ens)[0], hs[0].shape[1]
+    L = len(W)
     ga = hs[0].new_empty(B, act_dim)
+    sc = lambda key, k, r: None if ws is None else scratch(ws, (key, k), (B, hs[k].shape[2]), ga)[:r]
     for c in range(ens.n_critics if idx is not None else 1):
         rows = (idx == c).nonzero().squeeze(1) if idx is not None else None
         r = B if rows is None else rows.numel()
         if r == 0: continue
-        g = (scale * ens.weights[L - 1][c].t()).expand(r, -1)            # dLoss/d(last hidden) [r, h]
+        g = (scale * W[L - 1][c].t()).expand(r, -1)                      # dLoss/d(last hidden) [r, h]
         for k in range(L - 1, 0, -1):
-            h = hs[k][c] if rows is None else hs[k][c].index_select(0, rows)
-            w = ens.weights[k - 1][c] if k > 1 else ens.weights[0][c][-act_dim:]
-            g = torch.mm(_tb(g, h, 0), w.t())
+            h = hs[k][c] if rows is None else torch.index_select(hs[k][c], 0, rows, out=sc("agh", k, r))
+            w = W[k - 1][c] if k > 1 else W[0][c][-act_dim:]
+            if k < L - 1: g = _relu_grad_(g, h)
+            else: g = _tb(g, h, 0) if ws is None else _tbi(g, h, 0, grad_input=sc("agt", k, r))   # g: a broadcast row
+            g = torch.mm(g, w.t(), out=sc("ag", k - 1, r) if k > 1 else None)
         if L == 1: g = g[:, -act_dim:]
         if rows is None: return g
         ga.index_copy_(0, rows, g)

@@ -13,7 +13,8 @@ import torch.nn as nn
 from ..learner import TrainState, register_algorithm
 from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast, clear_grads
 from ..qnets import (DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
-                          mlp_forward, mlp_backward, ensemble_forward, ensemble_backward, ensemble_action_grad)
+                          mlp_forward, mlp_backward, ensemble_forward, ensemble_backward, ensemble_action_grad,
+                          relu_mlp_layers)
 from .sac import frozen, hand_grad_layers
 
 # %% auto #0
@@ -110,22 +111,26 @@ def td3_step_hand(actor: DeterministicPolicy, actor_target: nn.Module, # Default
                   critic: EnsembleQNetwork, critic_target: EnsembleQNetwork, # ReLU ensemble and its target
                   actor_opt, critic_opt, batch: TorchBatch, cfg: TD3Config, update_actor: bool, params: dict, # as in `td3_step`
                   layers: list, # `relu_mlp_layers(actor.net)`
+                  target_layers: list | None=None, # `relu_mlp_layers(actor_target.net)` (None: call `actor_target`)
+                  ws: dict | None=None, # Workspace of scratch buffers reused across steps (`loomnb.qnets.scratch`)
                  ) -> dict[str, torch.Tensor]:
     "`td3_step` for the default networks with hand-written gradients (no autograd graph)."
     obs, B, ad = batch.obs, batch.obs.shape[0], actor.act_dim
-    na = smoothed_target_actions(actor_target(batch.next_obs), cfg.target_noise, cfg.noise_clip)
-    y = td3_critic_target(ensemble_forward(critic_target, torch.cat([batch.next_obs, na], 1))[0],
+    if target_layers is None: mu_t = actor_target(batch.next_obs)
+    else: mu_t = actor.max_action * torch.tanh(mlp_forward(target_layers, batch.next_obs, ws)[0])
+    na = smoothed_target_actions(mu_t, cfg.target_noise, cfg.noise_clip)
+    y = td3_critic_target(ensemble_forward(critic_target, torch.cat([batch.next_obs, na], 1), None, ws)[0],
                           batch.rewards, batch.terminated, batch.discounts)
-    q, chs = ensemble_forward(critic, torch.cat([obs, batch.actions], 1))
+    q, chs = ensemble_forward(critic, torch.cat([obs, batch.actions], 1), None, ws)   # (overwrites the target's)
     d = q - y
     out = {"critic_loss": d.pow(2).mean(1).sum(), "q_values": q.mean()}
-    ensemble_backward(critic, chs, d.mul_(2.0 / B)); step_fast(critic_opt)
+    ensemble_backward(critic, chs, d.mul_(2.0 / B), ws); step_fast(critic_opt)
     if update_actor:
-        o, hs = mlp_forward(layers, obs)
+        o, hs = mlp_forward(layers, obs, ws)
         t = torch.tanh(o)
-        q1, qhs = ensemble_forward(critic, torch.cat([obs, t * actor.max_action], 1), 1)
-        ga = ensemble_action_grad(critic, qhs, None, -1.0 / B, ad)            # d(-mean Q1)/da
-        mlp_backward(layers, hs, ga.mul_(1.0 - t * t).mul_(actor.max_action)); step_fast(actor_opt)
+        q1, qhs = ensemble_forward(critic, torch.cat([obs, t * actor.max_action], 1), 1, ws)
+        ga = ensemble_action_grad(critic, qhs, None, -1.0 / B, ad, ws)        # d(-mean Q1)/da
+        mlp_backward(layers, hs, ga.mul_(1.0 - t * t).mul_(actor.max_action), False, ws); step_fast(actor_opt)
         polyak_update(params["critic"] + params["actor"], params["critic_target"] + params["actor_target"], cfg.tau)
         out["actor_loss"] = -q1.mean()
     return out
@@ -149,13 +154,19 @@ class TD3(OffPolicyAlgorithm):
         self.actor_opt = make_adam(self._p["actor"], c.learning_rate)
         self.critic_opt = make_adam(self._p["critic"], c.learning_rate)
         self._layers = hand_grad_layers(self.actor, self.critic, self.critic_target, DeterministicPolicy) if c.hand_grad else None
+        self._tlayers = None if self._layers is None else relu_mlp_layers(self.actor_target.net)
+        self._ws = {}   # scratch buffers of the hand-written step, reused across steps
 
     def _nets(self): return {"actor": self.actor, "actor_target": self.actor_target, "critic": self.critic,
                              "critic_target": self.critic_target}
     def _optims(self): return {"actor_opt": self.actor_opt, "critic_opt": self.critic_opt}
 
     def _act(self, obs, deterministic):
-        with torch.inference_mode(): a = self.actor(self._obs_tensor(obs)).cpu().numpy()
+        x = self._obs_tensor(obs)
+        if self._layers is not None:   # the default actor on CPU: its layers directly (no module calls, no graph)
+            a = (self.actor.max_action * torch.tanh(mlp_forward(self._layers, x)[0])).numpy()
+        else:
+            with torch.inference_mode(): a = self.actor(x).cpu().numpy()
         if not deterministic and self.config.exploration_noise > 0:
             a = np.clip(a + self.rng.normal(0.0, self.config.exploration_noise, a.shape), -1.0, 1.0).astype(np.float32)
         return a
@@ -165,7 +176,7 @@ class TD3(OffPolicyAlgorithm):
     def _train(self, n: int, state: TrainState) -> dict:
         c, stats = self.config, []
         nets = (self.actor, self.actor_target, self.critic, self.critic_target, self.actor_opt, self.critic_opt)
-        step = td3_step if self._layers is None else (lambda *a: td3_step_hand(*a, self._layers))
+        step = td3_step if self._layers is None else (lambda *a: td3_step_hand(*a, self._layers, self._tlayers, self._ws))
         for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
             upd = (state.n_updates + i + 1) % c.policy_delay == 0
             stats.append(step(*nets, b, c, upd, self._p))

@@ -173,6 +173,8 @@ def decode_weights(blob: bytes) -> dict[str, Any]:
     return out
 
 # %% ../../nbs/90_bandits.core.ipynb #c023
+_PARTS_CACHE: dict = {}  # (keys, (dtype char, shape) of each array) -> JSON header of one part
+
 def encode_parts(weights: Mapping[str, Any], # Weights holding the per-action arrays
                  keys: Sequence[str], # Names of the arrays whose first axis is the action
                  idx: Sequence[int], # Actions to encode
@@ -181,9 +183,14 @@ def encode_parts(weights: Mapping[str, Any], # Weights holding the per-action ar
     arrs = [weights[k] for k in keys]
     if not idx or not all(type(a) is np.ndarray and a.flags.c_contiguous and a.dtype.byteorder != ">" for a in arrs):
         return [encode_weights({k: weights[k][i:i + 1] for k in keys}) for i in idx]
-    first = encode_weights({k: a[idx[0]:idx[0] + 1] for k, a in zip(keys, arrs)})
-    hlen = _HEAD.unpack_from(first)[3]; header = first[_HEAD.size:_HEAD.size + hlen]; out = [first]
-    for i in idx[1:]:
+    key = (tuple(keys), *[(a.dtype.char, a.shape) for a in arrs])  # (little-endian or byte types here: the char is the dtype)
+    header = _PARTS_CACHE.get(key)
+    if header is None:
+        first = encode_weights({k: a[idx[0]:idx[0] + 1] for k, a in zip(keys, arrs)})
+        header = first[_HEAD.size:_HEAD.size + _HEAD.unpack_from(first)[3]]
+        if len(_PARTS_CACHE) < 4096: _PARTS_CACHE[key] = header
+    out, hlen = [], len(header)
+    for i in idx:
         body = b"".join([header, *(a[i].data for a in arrs)])
         out.append(_HEAD.pack(_MAGIC, _FMT, zlib.crc32(body), hlen) + body)
     return out

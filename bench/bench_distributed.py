@@ -107,7 +107,8 @@ def main():
     res = {k: [] for k in runs}
     for r in range(a.repeats):
         for k, f in runs.items():
-            res[k].append(f()); print(f"repeat {r}: {k}: {res[k][-1][0]:.0f} steps/s, {res[k][-1][1]:.3f} CPU-s/1k steps", file=sys.stderr)
+            res[k].append(f()); print(f"repeat {r}: {k}: {res[k][-1][0]:.0f} steps/s, {res[k][-1][1]:.3f} CPU-s/1k steps, "
+                                       f"load {os.getloadavg()[0]:.1f}", file=sys.stderr)
     med = {k: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for k, v in res.items()}
     base = med["ppo, 1 process (Trainer)"][0]
     def one_rank(k):  # the 1-rank run of the same per-rank configuration

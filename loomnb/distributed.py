@@ -20,11 +20,11 @@ from .core import seed_everything, get_device, did_you_mean
 # %% auto #0
 __all__ = ['DistInfo', 'env_info', 'rank_device', 'choose_backend', 'init_distributed', 'teardown', 'world', 'distributed',
            'free_port', 'local_environ', 'rank_seed', 'seed_rank', 'broadcast_module', 'max_param_diff', 'PairExchange',
-           'pair_exchange', 'pair_comm_hook', 'DDPPolicy', 'unwrap', 'average_gradients', 'sync_optimizer',
-           'is_main_process', 'barrier', 'reduce_metrics', 'on_rank0', 'RankZeroLogger', 'save_distributed',
-           'load_distributed', 'spawn', 'ddp_smoke', 'torchrun_command', 'launch', 'distribute_algorithm',
-           'DistributedTrainer', 'sync_report', 'check_data_parallel', 'under_torchrun', 'split_nproc',
-           'train_distributed']
+           'pair_exchange', 'pair_comm_hook', 'PairGradSync', 'DDPPolicy', 'unwrap', 'average_gradients',
+           'sync_optimizer', 'is_main_process', 'barrier', 'reduce_metrics', 'on_rank0', 'RankZeroLogger',
+           'save_distributed', 'load_distributed', 'spawn', 'ddp_smoke', 'torchrun_command', 'launch',
+           'distribute_algorithm', 'DistributedTrainer', 'sync_report', 'check_data_parallel', 'under_torchrun',
+           'split_nproc', 'train_distributed']
 
 # %% ../nbs/50_distributed.ipynb #c006
 @dataclass(frozen=True)
@@ -258,6 +258,7 @@ class PairExchange:
                  transport: str = "shm", # "shm": shared-memory mailbox (ranks on one node); "p2p": gloo isend/irecv
                  timeout_s: float | None = None, # Limit on waiting for the peer (default: the process group's timeout)
                  spin_us: float = 200.0, # "shm": spin (yielding the CPU) this long before polling in 50 us sleeps
+                 busy_us: float = 50.0, # "shm": of that, spin this long without yielding (no system call)
                 ):
         if transport not in ("shm", "p2p"):
             raise ValueError(f"`transport`={transport!r} is not one of ['shm', 'p2p'].{did_you_mean(transport, ('shm', 'p2p'))}")
@@ -268,7 +269,7 @@ class PairExchange:
             raise ValueError(f"`numel` must be a positive int, got {numel!r}")
         self.rank, self.peer, self.numel, self.transport = dist.get_rank(), 1 - dist.get_rank(), int(numel), transport
         self.timeout_s = _TIMEOUT[0] if timeout_s is None else float(timeout_s)
-        self.spin_s, self.seq, self._recv = spin_us * 1e-6, 0, None
+        self.spin_s, self.busy_s, self.seq, self._recv, self._send = spin_us * 1e-6, busy_us * 1e-6, 0, None, None
         mem = _shared_buffer(128 + 2 * 2 * 4 * self.numel) if transport == "shm" else None
         if transport == "shm" and mem is None: self.transport = "p2p"  # no memory shared between the ranks after all
         if mem is not None:
@@ -280,32 +281,44 @@ class PairExchange:
                ) -> torch.Tensor:
         "The mean of this rank's and the peer's `t` (a new tensor, bit-identical on both ranks)."
         t = t.reshape(-1)
-        if self.transport == "shm" and t.numel() <= self.numel and t.dtype == torch.float32 and t.device.type == "cpu":
-            return self._average_shm(t)
+        if t.dtype == torch.float32 and t.device.type == "cpu":
+            self.send_buffer(t.numel()).copy_(t); return self.average_sent(t.numel())
         return self._average_p2p(t)
 
-    def _average_shm(self, t):
-        self.seq += 1; s, par, n = self.seq, self.seq & 1, t.numel()
-        self._slots[self.rank, par, :n].copy_(t)
+    def send_buffer(self, n: int, # Elements (float32) of the next exchange
+                   ) -> torch.Tensor:
+        "Where this rank writes the next exchange's `n` floats (its shared-memory slot: no further copy), then `average_sent(n)`."
+        if self.transport == "shm" and n <= self.numel: return self._slots[self.rank, (self.seq + 1) & 1, :n]
+        if self._send is None or self._send.numel() < n: self._send = torch.empty(n)
+        return self._send[:n]
+
+    def average_sent(self, n: int, # Elements written into `send_buffer(n)`
+                     out: torch.Tensor | None = None, # Where to write the mean (default: a new tensor)
+                    ) -> torch.Tensor:
+        "The mean of what both ranks wrote into `send_buffer(n)`, bit-identical on both ranks."
+        if self.transport != "shm" or n > self.numel: return self._average_p2p(self._send[:n], out)
+        self.seq += 1; s, par = self.seq, self.seq & 1
         self._flags[8 * self.rank] = s  # publish after the copy (x86 keeps stores in order)
         if self._flags[8 * self.peer] < s: self._wait(s)
-        return torch.add(self._slots[0, par, :n], self._slots[1, par, :n]).mul_(0.5)
+        a, b = self._slots[0, par, :n], self._slots[1, par, :n]
+        return (torch.add(a, b) if out is None else torch.add(a, b, out=out)).mul_(0.5)
 
     def _wait(self, s):
         f, i, t0 = self._flags, 8 * self.peer, time.perf_counter()
         while f[i] < s:
-            waited = time.perf_counter() - t0
+            waited = time.perf_counter() - t0  # (a vDSO clock read: no system call)
+            if waited < self.busy_s: continue  # the peer is usually this close: keep the core, no system call
             if waited < self.spin_s: os.sched_yield()
             elif waited > self.timeout_s:
                 raise RuntimeError(f"PairExchange: rank {self.peer} did not reach gradient exchange {s} within {self.timeout_s:.0f} s")
             else: time.sleep(50e-6)
 
-    def _average_p2p(self, t):
+    def _average_p2p(self, t, out=None):
         r = self._recv
         if r is None or r.shape != t.shape or r.dtype != t.dtype or r.device != t.device: r = self._recv = torch.empty_like(t)
         for w in (dist.isend(t, self.peer), dist.irecv(r, self.peer)): w.wait()
         a, b = (t, r) if self.rank == 0 else (r, t)
-        return torch.add(a, b).mul_(0.5)
+        return (torch.add(a, b) if out is None else torch.add(a, b, out=out)).mul_(0.5)
 
 # %% ../nbs/50_distributed.ipynb #c032
 def pair_exchange(numel: int, # Largest tensor to exchange (elements)
@@ -332,6 +345,42 @@ def pair_comm_hook(state: PairExchange, # The exchange (DDP passes it back on ev
     fut = torch.futures.Future(); fut.set_result(state.average(bucket.buffer())); return fut
 
 # %% ../nbs/50_distributed.ipynb #c036
+class PairGradSync:
+    "Averages `params`' gradients with the peer through a `PairExchange` once at the end of each backward pass through `attach`ed outputs."
+    def __init__(self, params, # Parameters whose `.grad` is averaged (float32, CPU)
+                 exchange: PairExchange, # The two-rank exchange
+                ):
+        self.params, self.exchange = [p for p in params if p.requires_grad], exchange
+        if any(p.dtype != torch.float32 or p.device.type != "cpu" for p in self.params):
+            raise ValueError("PairGradSync: `params` must be float32 CPU tensors")
+        self.numel = sum(p.numel() for p in self.params); self.n = self.numel + len(self.params)
+        self.avg, self._ones, self._queued = torch.zeros(self.n), torch.ones(len(self.params)), False
+        self._views, off = [], 0
+        for p in self.params: self._views.append(self.avg[off:off + p.numel()].view_as(p)); off += p.numel()
+
+    def attach(self, out): # A tensor or a tuple/list of tensors produced from `params`
+        "Hook `out` so that a backward pass through it ends with the gradient exchange; returns `out`."
+        for t in (out if isinstance(out, (tuple, list)) else (out,)):
+            if isinstance(t, torch.Tensor) and t.requires_grad: t.register_hook(self._on_grad)
+        return out
+
+    def _on_grad(self, g):
+        if not self._queued: self._queued = True; torch.autograd.Variable._execution_engine.queue_callback(self.sync)
+
+    def sync(self) -> None:
+        "Average the gradients now (a collective: the peer calls it as often, in the same order)."
+        self._queued = False
+        gs = [p.grad for p in self.params]
+        if all(g is not None for g in gs): flags = self._ones
+        else:
+            flags = torch.tensor([g is not None for g in gs], dtype=torch.float32)
+            gs = [torch.zeros_like(p) if g is None else g for p, g in zip(self.params, gs)]
+        torch.cat([g.reshape(-1) for g in gs] + [flags], out=self.exchange.send_buffer(self.n))
+        self.exchange.average_sent(self.n, out=self.avg)
+        for p, v, c in zip(self.params, self._views, self.avg[self.numel:].tolist()):
+            if c != 0: p.grad = v  # c: the share of ranks where p had a gradient
+
+# %% ../nbs/50_distributed.ipynb #c038
 class _Dispatch(nn.Module):
     "forward(name, *args) calls module.name(*args): lets DDP wrap modules used through several methods."
     def __init__(self, module: nn.Module):
@@ -342,26 +391,32 @@ class DDPPolicy(nn.Module):
     "A policy whose methods run through DistributedDataParallel, so their gradients are all-reduced."
     _routed = ("act", "evaluate", "get_value", "get_action_and_logprob", "get_logprob_and_entropy")
     def __init__(self, policy: nn.Module, # Policy (e.g. `loomnb.nets.DiscretePolicy`) already on this rank's device
-                 find_unused_parameters: bool = False, # Needed if some parameters get no gradient in a backward pass
+                 find_unused_parameters: bool = False, # DDP only: needed if some parameters get no gradient in a backward pass
                  exchange: str = "auto", # Gradient averaging: "auto" (`pair_exchange`), "shm", "p2p" or "allreduce"
                 ):
         super().__init__()
         dev = next(policy.parameters()).device
-        self.exchange = None
+        self.exchange, self.grad_sync = None, None
         if dist.is_available() and dist.is_initialized():
+            ps = [p for p in policy.parameters() if p.requires_grad]
+            if dev.type == "cpu":  # (gloo with CUDA tensors keeps DDP's own all-reduce)
+                self.exchange = pair_exchange(sum(p.numel() for p in ps) + len(ps), exchange)  # + a has-gradient flag each
+            if self.exchange is not None and all(p.dtype == torch.float32 for p in ps):
+                self.ddp = _Dispatch(broadcast_module(policy)); self.grad_sync = PairGradSync(ps, self.exchange)
+                return
             kw = ({"forward_sync_buffers": False} if "forward_sync_buffers" in inspect.signature(DDP).parameters
                   else {"broadcast_buffers": False})  # buffers sync at init only (torch < 2.13 spells it broadcast_buffers)
             self.ddp = DDP(_Dispatch(policy), device_ids=[dev] if dev.type == "cuda" else None,
                            find_unused_parameters=find_unused_parameters, **kw)
-            if dev.type == "cpu":  # (gloo with CUDA tensors keeps DDP's own all-reduce)
-                self.exchange = pair_exchange(sum(p.numel() for p in policy.parameters() if p.requires_grad), exchange)
             if self.exchange is not None: self.ddp.register_comm_hook(self.exchange, pair_comm_hook)
         else: self.ddp = _Dispatch(policy)  # a single process: nothing to all-reduce
 
     @property
     def module(self) -> nn.Module: return unwrap(self.ddp)
     def _call(self, name, *args, **kwargs):
-        if torch.is_grad_enabled(): return self.ddp(name, *args, **kwargs)
+        if torch.is_grad_enabled():
+            out = self.ddp(name, *args, **kwargs)
+            return out if self.grad_sync is None else self.grad_sync.attach(out)
         return getattr(self.module, name)(*args, **kwargs)
     def forward(self, *args, **kwargs): return self._call("forward", *args, **kwargs)
     def act(self, obs, deterministic=False): return self._call("act", obs, deterministic)
@@ -382,7 +437,7 @@ def unwrap(module: nn.Module) -> nn.Module:
     while isinstance(module, (DDPPolicy, DDP, _Dispatch)): module = module.module
     return module
 
-# %% ../nbs/50_distributed.ipynb #c042
+# %% ../nbs/50_distributed.ipynb #c044
 def average_gradients(params, # Iterable of parameters whose `.grad` is averaged over ranks in place
                       exchange: PairExchange | None = None, # Two ranks: average through it instead of an all-reduce
                      ) -> None:
@@ -392,9 +447,13 @@ def average_gradients(params, # Iterable of parameters whose `.grad` is averaged
     if not ps: return
     dev = ps[0].device
     has = torch.tensor([p.grad is not None for p in ps], dtype=torch.float32, device=dev)
-    flat = torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1).float() for p in ps] + [has])
-    if exchange is not None: flat = exchange.average(flat)
-    else: dist.all_reduce(flat); flat /= dist.get_world_size()
+    parts = [(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1).float() for p in ps] + [has]
+    if exchange is not None and dev.type == "cpu":  # straight into this rank's slot: no separate flat copy
+        n = sum(t.numel() for t in parts); torch.cat(parts, out=exchange.send_buffer(n)); flat = exchange.average_sent(n)
+    else:
+        flat = torch.cat(parts)
+        if exchange is not None: flat = exchange.average(flat)
+        else: dist.all_reduce(flat); flat /= dist.get_world_size()
     off = 0
     for p, c in zip(ps, flat[-len(ps):].tolist()):  # c: the share of ranks where p had a gradient
         k = p.numel(); g = flat[off:off + k].view_as(p); off += k
@@ -414,7 +473,7 @@ def sync_optimizer(opt: torch.optim.Optimizer, # Optimiser whose parameters' gra
     h = opt.register_step_pre_hook(_hook); h.exchange = ex  # the PairExchange in use (None: all-reduce)
     return h
 
-# %% ../nbs/50_distributed.ipynb #c045
+# %% ../nbs/50_distributed.ipynb #c047
 def is_main_process() -> bool:
     "True on rank 0 (and in a single process)."
     return not (dist.is_available() and dist.is_initialized()) or dist.get_rank() == 0
@@ -439,7 +498,7 @@ def on_rank0(fn, *args, **kwargs):
     barrier()
     return out
 
-# %% ../nbs/50_distributed.ipynb #c046
+# %% ../nbs/50_distributed.ipynb #c048
 class RankZeroLogger:
     "Wraps a logger: metrics are averaged over ranks and written by rank 0 only."
     def __init__(self, logger, # Any object with .log(metrics, step) and .close() (a `loomnb.loggers` logger)
@@ -459,7 +518,7 @@ class RankZeroLogger:
         if name == "logger": raise AttributeError(name)
         return getattr(self.logger, name)
 
-# %% ../nbs/50_distributed.ipynb #c050
+# %% ../nbs/50_distributed.ipynb #c052
 def save_distributed(path, # File to write (on rank 0)
                      shared: dict, # State identical on all ranks (weights, optimiser, counters): rank 0's is saved
                      rank_state: dict | None = None, # This rank's own state (env state, RNG), gathered to rank 0
@@ -490,7 +549,7 @@ def load_distributed(path, # File written by `save_distributed`
     ranks = ck["ranks"]
     return ck["shared"], (ranks[rank] if rank < len(ranks) else None), ck["world_size"]
 
-# %% ../nbs/50_distributed.ipynb #c054
+# %% ../nbs/50_distributed.ipynb #c056
 def _spawn_worker(rank, fn, nprocs, port, args, out_dir, threads, backend, timeout_s):
     os.environ.update(local_environ(rank, nprocs, port))
     torch.set_num_threads(threads)
@@ -529,7 +588,7 @@ def spawn(fn, # Importable (exported) function run on every rank; a notebook-def
             for p in ctx.processes: p.join(5)
         return [pickle.load(open(Path(d) / f"rank{r}.pkl", "rb")) for r in range(nprocs)]
 
-# %% ../nbs/50_distributed.ipynb #c056
+# %% ../nbs/50_distributed.ipynb #c058
 class _Regressor(nn.Module):
     "Tiny MLP with a policy-like method, for smoke tests."
     def __init__(self, d=4):
@@ -559,7 +618,7 @@ def ddp_smoke(steps: int = 20, # SGD steps
                 backend=info.backend, init_diff=init_diff,
                 final_diff=max_param_diff(model), grad_averaged=averaged, data_sum=float(x.sum()), loss=float(loss.detach()))
 
-# %% ../nbs/50_distributed.ipynb #c062
+# %% ../nbs/50_distributed.ipynb #c064
 def torchrun_command(argv: list[str], # Arguments after the module, e.g. ["train", "--algo", "ppo"]
                      nproc: int, # Processes per node
                      module: str = "loomnb", # Module run by each worker (`python -m module argv...`)
@@ -599,7 +658,7 @@ def launch(argv: list[str], # Worker arguments, e.g. ["train", "--algo", "ppo", 
         print(f"[loomnb.distributed] launch: job did not finish within {timeout_s} s and was killed", file=sys.stderr)
         return 124
 
-# %% ../nbs/50_distributed.ipynb #c066
+# %% ../nbs/50_distributed.ipynb #c068
 def distribute_algorithm(algo, # An `Algorithm` instance (e.g. `trainer.algo`), modified in place
                          ddp_policy: bool = True, # Wrap an on-policy `algo.policy` in `DDPPolicy`
                          exchange: str = "auto", # Gradient averaging: "auto" (`pair_exchange`), "shm", "p2p", "allreduce"
@@ -626,7 +685,7 @@ def distribute_algorithm(algo, # An `Algorithm` instance (e.g. `trainer.algo`), 
                 done["exchange"][k] = getattr(h.exchange, "transport", "allreduce")
     return done
 
-# %% ../nbs/50_distributed.ipynb #c068
+# %% ../nbs/50_distributed.ipynb #c070
 class _SyncStop:
     "Callback: all ranks stop together when any rank's callbacks asked to stop (runs last in after_iteration)."
     order = 10**9
@@ -634,10 +693,13 @@ class _SyncStop:
     def __getattr__(self, name):
         if name.startswith(("before_", "after_")): return lambda state: None
         raise AttributeError(name)
+    exchange = None  # two ranks: a `PairExchange` carries the flag instead of a gloo all-reduce
     def after_iteration(self, state):
         if not _is_dist(): return
-        f = torch.tensor([1.0 if state.stop else 0.0]); dist.all_reduce(f, op=dist.ReduceOp.MAX)
-        if f.item() > 0 and not state.stop: state.stop, state.stop_reason = True, "another rank stopped"
+        f = torch.tensor([1.0 if state.stop else 0.0])
+        if self.exchange is not None: stop = float(self.exchange.average(f)[0]) > 0
+        else: dist.all_reduce(f, op=dist.ReduceOp.MAX); stop = f.item() > 0
+        if stop and not state.stop: state.stop, state.stop_reason = True, "another rank stopped"
 
 def _sync_stop_callback():
     from loomnb.learner import Callback
@@ -655,7 +717,7 @@ class _GlobalLogger(RankZeroLogger):
         if n > 1: m["dist/world_size"] = float(n)
         if is_main_process() and self.logger is not None: self.logger.log(m, int(step) * n)
 
-# %% ../nbs/50_distributed.ipynb #c069
+# %% ../nbs/50_distributed.ipynb #c071
 class DistributedTrainer:
     "A `loomnb.learner.Trainer` on one rank of a data-parallel job (a plain Trainer in a single process)."
     def __init__(self, algo, # Registered algorithm name or class
@@ -681,20 +743,22 @@ class DistributedTrainer:
         venv = make(env, num_envs=getattr(cfg, "n_envs", 1), seed=self.env_seed)
         if device == "auto" and self.info.is_distributed: device = self.info.device
         lg = (Trainer._make_logger(logger) if self.info.is_main else None) if logger is not None else None
-        self.trainer = Trainer(cls, venv, seed=seed, config=cfg, callbacks=[*callbacks, _sync_stop_callback()],
+        self._sync_stop = _sync_stop_callback()
+        self.trainer = Trainer(cls, venv, seed=seed, config=cfg, callbacks=[*callbacks, self._sync_stop],
                                logger=None, device=device, policy=policy)
         if logger is not None: self.trainer.logger = _GlobalLogger(lg)
         if self.info.rank != 0:  # rank 0 keeps the Trainer's own seeding: a one-rank job equals the plain run
             seed_everything(self.env_seed)
             if hasattr(self.trainer.algo, "seed_rng"): self.trainer.algo.seed_rng(self.env_seed)
         self.distributed = distribute_algorithm(self.trainer.algo, ddp_policy=ddp, exchange=exchange)
+        if _is_dist(): self._sync_stop.exchange = pair_exchange(1, exchange)  # the stop flag (None: all-reduce)
 
     def __getattr__(self, name):
         if name == "trainer": raise AttributeError(name)
         return getattr(self.trainer, name)
     def __repr__(self): return f"DistributedTrainer(rank {self.info.rank}/{self.info.world_size}, {self.trainer!r})"
 
-# %% ../nbs/50_distributed.ipynb #c070
+# %% ../nbs/50_distributed.ipynb #c072
 def _dt_train(self, total_timesteps: int, # Global env-step budget, split evenly over the ranks
              ) -> dict:
     "Train until the global budget is spent; returns a summary identical on every rank."
@@ -721,7 +785,7 @@ def _dt_predict(self, obs, deterministic: bool = True): return self.trainer.pred
 
 DistributedTrainer.train, DistributedTrainer.predict = _dt_train, _dt_predict
 
-# %% ../nbs/50_distributed.ipynb #c072
+# %% ../nbs/50_distributed.ipynb #c074
 def _ranks_path(path) -> Path: return Path(str(path) + ".ranks")
 
 def _dt_save(self, path, # Checkpoint path; every rank's state goes to `path.ranks`
@@ -743,7 +807,7 @@ def _dt_save(self, path, # Checkpoint path; every rank's state goes to `path.ran
 
 DistributedTrainer.save = _dt_save
 
-# %% ../nbs/50_distributed.ipynb #c073
+# %% ../nbs/50_distributed.ipynb #c075
 def _restore_env(env, rec):
     from loomnb.learner import from_safe
     if rec.get("state") is not None: env.set_state(from_safe(rec["state"]))
@@ -784,7 +848,7 @@ def _dt_from_checkpoint(cls, path, # Checkpoint written by `DistributedTrainer.s
 
 DistributedTrainer.from_checkpoint = _dt_from_checkpoint
 
-# %% ../nbs/50_distributed.ipynb #c080
+# %% ../nbs/50_distributed.ipynb #c082
 def sync_report(trainer: DistributedTrainer) -> dict:
     "Collective: parameter difference to rank 0 over all networks of `trainer.algo`, a checksum, the wrapping used."
     nets = nn.ModuleList([unwrap(m) for m in vars(trainer.algo).values() if isinstance(m, nn.Module)])
@@ -812,7 +876,7 @@ def check_data_parallel(specs: list[dict], # Each {"algo", "env", "timesteps", "
         res = tr.train(int(sp["timesteps"])); res.update(sync_report(tr), algo=sp["algo"]); out.append(res)
     return out
 
-# %% ../nbs/50_distributed.ipynb #c082
+# %% ../nbs/50_distributed.ipynb #c084
 def under_torchrun(environ: dict | None = None, # Environment to inspect (default `os.environ`)
                   ) -> bool:
     "True when this process is a torchrun worker (RANK and WORLD_SIZE are set)."
@@ -861,7 +925,7 @@ def _train_and_save(algo, env, total_timesteps, seed, config, logger, n_envs, de
         if t.trainer.logger is not None: t.trainer.logger.close()
     return res
 
-# %% ../nbs/50_distributed.ipynb #c086
+# %% ../nbs/50_distributed.ipynb #c088
 def _run_cmd(a) -> dict:
     "Run one worker command; returns plain results (no trainer outlives this call)."
     if a.cmd == "smoke": return ddp_smoke(a.steps, a.seed, a.fail_rank)
@@ -900,5 +964,5 @@ def _main(argv=None):
         if a.out: Path(a.out).mkdir(parents=True, exist_ok=True); (Path(a.out) / f"rank{info.rank}.json").write_text(json.dumps(res, default=float))
         if info.is_main: print(json.dumps(res, default=float), flush=True)
 
-# %% ../nbs/50_distributed.ipynb #c087
+# %% ../nbs/50_distributed.ipynb #c089
 if __name__ == "__main__": _main()

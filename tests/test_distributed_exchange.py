@@ -1,4 +1,4 @@
-"PairExchange between two real torchrun ranks (gloo, CPU): bit-identical means on both ranks, both transports, DDP and optimiser-hook paths."
+"PairExchange between two real torchrun ranks (gloo, CPU): bit-identical means on both ranks, both transports, PairGradSync, DDP and optimiser-hook paths."
 import json, os, subprocess, sys, textwrap
 import pytest
 
@@ -6,8 +6,12 @@ pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 ENV = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1", "WANDB_MODE": "disabled"}
 
 WORKER = textwrap.dedent('''
-    import json, sys, torch, torch.distributed as dist
-    from loomnb.distributed import distributed, pair_exchange, PairExchange
+    import json, sys, torch, torch.distributed as dist, torch.nn as nn
+    from loomnb.distributed import distributed, pair_exchange, PairExchange, DDPPolicy, PairGradSync, unwrap
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__(); self.a, self.b, self.only1, self.never = nn.Linear(3, 8), nn.Linear(8, 2), nn.Linear(3, 2), nn.Linear(3, 1)
+        def forward(self, x, use_only1): return self.b(torch.tanh(self.a(x))) + (self.only1(x) if use_only1 else 0)
     out = sys.argv[1]
     with distributed(backend="gloo", device="cpu", timeout_s=60) as info:
         r, res = info.rank, {}
@@ -34,6 +38,25 @@ WORKER = textwrap.dedent('''
         res["fallback"] = [ex.transport, ex.average(torch.full((3,), float(r))).tolist()]
         res["auto"] = getattr(pair_exchange(10), "transport", None)
         res["allreduce"] = pair_exchange(10, "allreduce")
+        # PairGradSync (DDPPolicy's two-rank path): averaged at the end of each backward pass
+        for transport in ("shm", "p2p"):
+            torch.manual_seed(r)  # different initial weights: DDPPolicy must broadcast rank 0's
+            pol = DDPPolicy(Net(), exchange=transport); net = unwrap(pol)
+            assert isinstance(pol.grad_sync, PairGradSync) and pol.exchange.transport == transport
+            ref = Net(); ref.load_state_dict(net.state_dict())
+            g = torch.Generator().manual_seed(10 + r)
+            xs = [torch.randn(16, 3, generator=g) for _ in range(2)]
+            for x in xs: pol(x, r == 1).pow(2).sum().backward()  # two backward passes before one step: accumulated
+            for x in xs: ref(x, r == 1).pow(2).sum().backward()  # the same locally, then all-reduced as reference
+            err, grads = 0.0, {}
+            for (k, p), q in zip(net.named_parameters(), ref.parameters()):
+                m = torch.zeros_like(q) if q.grad is None else q.grad.clone(); dist.all_reduce(m); m /= 2  # only1: (0 + g) / 2
+                had = torch.tensor([float(q.grad is not None)]); dist.all_reduce(had)
+                if had.item() == 0: grads[k] = p.grad is None; continue
+                err = max(err, float((p.grad - m).abs().max() / (m.abs().max() + 1e-30))); grads[k] = p.grad.flatten().tolist()
+            with torch.no_grad(): pol(xs[0], False)  # no gradient: no exchange (a collective here would hang the test)
+            res["grad_" + transport] = {"grads": grads, "max_rel_err": err, "seq": pol.exchange.seq,
+                                        "w0": net.a.weight.flatten().tolist()}
         with open(f"{out}/rank{r}.json", "w") as f: json.dump(res, f)
 ''')
 
@@ -49,6 +72,14 @@ def test_pair_exchange_two_ranks(tmp_path):
         assert r0[tr]["half"] == [[0.5] * 5], tr               # (0 + 1) / 2
     assert r0["auto"] == "shm" and r0["allreduce"] is None
     assert r0["fallback"] == r1["fallback"] == ["p2p", [0.5] * 3]
+    for tr in ("shm", "p2p"):
+        g0, g1 = r0["grad_" + tr], r1["grad_" + tr]
+        assert g0["w0"] == g1["w0"], tr                            # rank 0's initial weights on both ranks
+        assert g0["grads"] == g1["grads"], tr                      # bit-identical averaged gradients
+        assert g0["max_rel_err"] < 1e-6, tr                        # the all-reduce's mean up to rounding
+        assert g0["grads"]["never.weight"] is True, tr             # no gradient on any rank: stays None
+        assert isinstance(g0["grads"]["only1.weight"], list), tr   # a gradient on rank 1 only: averaged with zeros
+    assert r0["grad_shm"]["seq"] == r1["grad_shm"]["seq"] == 2     # one exchange per backward pass, none without gradients
 
 def test_ppo_and_sac_two_ranks_identical_with_each_exchange(tmp_path):
     from loomnb.distributed import launch

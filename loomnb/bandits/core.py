@@ -180,10 +180,13 @@ def encode_parts(weights: Mapping[str, Any], # Weights holding the per-action ar
                  idx: Sequence[int], # Actions to encode
                 ) -> list[bytes]: # `encode_weights({k: weights[k][i:i + 1] for k in keys})` for each i in `idx`
     "One blob per action in `idx` holding its rows of the arrays `keys`, byte-identical to `encode_weights` of the slices."
-    arrs = [weights[k] for k in keys]
-    if not idx or not all(type(a) is np.ndarray and a.flags.c_contiguous and a.dtype.byteorder != ">" for a in arrs):
-        return [encode_weights({k: weights[k][i:i + 1] for k in keys}) for i in idx]
-    key = (tuple(keys), *[(a.dtype.char, a.shape) for a in arrs])  # (little-endian or byte types here: the char is the dtype)
+    arrs, key = [weights[k] for k in keys], [tuple(keys)]
+    for a in arrs:
+        if type(a) is not np.ndarray or not a.flags.c_contiguous or a.dtype.byteorder == ">":
+            return [encode_weights({k: weights[k][i:i + 1] for k in keys}) for i in idx]
+        key.append((a.dtype.char, a.shape))  # (little-endian or byte types here: the char is the dtype)
+    if not idx: return []
+    key = tuple(key)
     header = _PARTS_CACHE.get(key)
     if header is None:
         first = encode_weights({k: a[idx[0]:idx[0] + 1] for k, a in zip(keys, arrs)})
@@ -191,6 +194,6 @@ def encode_parts(weights: Mapping[str, Any], # Weights holding the per-action ar
         if len(_PARTS_CACHE) < 4096: _PARTS_CACHE[key] = header
     out, hlen = [], len(header)
     for i in idx:
-        body = b"".join([header, *(a[i].data for a in arrs)])
+        body = b"".join([header, *[a[i].data for a in arrs]])
         out.append(_HEAD.pack(_MAGIC, _FMT, zlib.crc32(body), hlen) + body)
     return out

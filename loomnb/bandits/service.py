@@ -270,6 +270,8 @@ def _experience(state_vector, action_index, reward, next_state_vector, propensit
 
 def _checked_update(algorithm, w, x, a, r, x2, one) -> tuple:
     "One online update of weights `w`, validated (only action `a`'s rows when `one`): (new weights, TD error)."
+    many = getattr(algorithm, "update_many_sync", None)
+    if many is not None: new, tds = many(w, ((x, a, r, x2),)); return new, tds[0]  # the same checks (ridge: fewer steps)
     new, td = algorithm.update_sync(w or {}, x, a, r, x2)
     return (algorithm.validate_update(w, new, a) if one and w else algorithm.validate_weights(new, copy=False)), td
 

@@ -1,4 +1,4 @@
-"""Fresh-process checks of `loomnb.learner.lean_numba_runtime` (Numba's NRT from cached object code, no eager
+"""Fresh-process checks of `loomnb.learner.lean_numba_runtime` (Numba's NRT from cached object code, no eager numpy.ma or
 scipy.linalg import). Each check runs in a new interpreter: what is measured is what a process does at start-up."""
 import json, os, subprocess, sys, textwrap
 import pytest
@@ -16,7 +16,7 @@ from loomnb.learner import Trainer, _LEAN
 import loomnb.algos.ppo
 tr = Trainer("ppo", env="CartPole-v1", seed=3, config={"n_envs": 4, "n_steps": 32, "batch_size": 64, "n_epochs": 2})
 m = tr.train(1024)
-print(json.dumps({"lean": _LEAN, "linalg": "scipy.linalg" in sys.modules,
+print(json.dumps({"lean": _LEAN, "linalg": "scipy.linalg" in sys.modules, "ma": "numpy.ma" in sys.modules,
                   "m": [m["mean_reward"], m["train/value_loss"], m["train/policy_loss"], m["train/approx_kl"]]}))
 """
 
@@ -27,8 +27,10 @@ def test_trainer_lean_runtime_same_numbers():
     assert lean["lean"]["nrt"] == "loaded", lean["lean"]
     assert lean["lean"]["blas"].startswith("probed")
     assert lean["linalg"] is False          # numba.np.arraymath did not import scipy.linalg
+    assert lean["lean"]["typeof"] == "no numpy.ma" and lean["ma"] is False  # Numba's typeof did not import numpy.ma
     plain = _run(_TRAIN, env={"LOOMNB_LEAN_NUMBA": "0"})
     assert plain["lean"] == {}
+    assert plain["ma"] is True              # (Numba's own typeof does)
     assert lean["m"] == plain["m"] == first["m"]  # bit-identical training
 
 _KERNELS = """

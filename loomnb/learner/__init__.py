@@ -107,15 +107,30 @@ def _lean_blas() -> str:
     finally: nl.ensure_blas = real
     return f"probed (_HAVE_BLAS={am._HAVE_BLAS})"
 
+def _lean_typeof() -> str:
+    "Numba's `typeof` of a plain ndarray without the `np.ma` lookup that imports numpy.ma."
+    from numba.core import types, errors
+    from numba.core.typing.typeof import typeof_impl, _typeof_ndarray
+    from numba.np import numpy_support
+    if typeof_impl.dispatch(np.ndarray) is not _typeof_ndarray: return "numba"  # replaced already
+    def typeof_ndarray(val, c):
+        # numba's _typeof_ndarray less its `isinstance(val, np.ma.MaskedArray)`, which no exact ndarray is
+        if type(val) is not np.ndarray: return _typeof_ndarray(val, c)
+        try: dtype = numpy_support.from_dtype(val.dtype)
+        except errors.NumbaNotImplementedError: return _typeof_ndarray(val, c)  # Numba's own error
+        return types.Array(dtype, val.ndim, numpy_support.map_layout(val), readonly=not val.flags.writeable)
+    typeof_impl.register(np.ndarray)(typeof_ndarray)
+    return "no numpy.ma"
+
 def lean_numba_runtime() -> dict:
-    "Skip Numba's per-process NRT compile and its eager scipy.linalg import; call before the first kernel."
+    "Skip Numba's per-process NRT compile, its eager scipy.linalg and numpy.ma imports; call before the first kernel."
     if _LEAN or os.environ.get("LOOMNB_LEAN_NUMBA", "1") == "0": return dict(_LEAN)
-    for k, f in (("blas", _lean_blas), ("nrt", _lean_nrt)):
+    for k, f in (("blas", _lean_blas), ("typeof", _lean_typeof), ("nrt", _lean_nrt)):
         try: _LEAN[k] = f()
         except Exception as e: _LEAN[k] = f"numba ({type(e).__name__}: {e})"  # Numba's own path runs instead
     return dict(_LEAN)
 
-# %% ../../nbs/38_learner.ipynb #c012
+# %% ../../nbs/38_learner.ipynb #c013
 @dataclass
 class TrainState:
     "Explicit state of a training run, passed to every callback event."
@@ -151,7 +166,7 @@ class TrainState:
             if k in ("ep_returns", "ep_lengths"): getattr(self, k).clear(); getattr(self, k).extend(v)
             elif k in {f.name for f in dataclasses.fields(self)}: setattr(self, k, v)
 
-# %% ../../nbs/38_learner.ipynb #c015
+# %% ../../nbs/38_learner.ipynb #c016
 class CancelFitException(Exception):
     "Raise from any callback event to stop training cleanly."
 
@@ -177,7 +192,7 @@ def _overrides(cb, event: str) -> bool:
     f = getattr(type(cb), event, None)
     return f is not None and f is not getattr(Callback, event)
 
-# %% ../../nbs/38_learner.ipynb #c017
+# %% ../../nbs/38_learner.ipynb #c018
 class Algorithm:
     "Base class of the algorithms `Trainer` drives (see the table above)."
     config_cls: type = Config
@@ -207,7 +222,7 @@ def register_algorithm(name: str, # Lower-case name used by `Trainer(name, ...)`
     if "name" not in vars(cls) or not vars(cls)["name"]: cls.name = name.lower()  # subclasses get their own name
     return cls
 
-# %% ../../nbs/38_learner.ipynb #c018
+# %% ../../nbs/38_learner.ipynb #c019
 def _builtin_algo_names() -> list[str]:
     "Names of the `loomnb.algos.<name>` modules that exist in this install."
     import pkgutil
@@ -234,7 +249,7 @@ def algorithms_supporting(space_name: str) -> list[str]:
         except Exception: pass
     return sorted(k for k, c in ALGORITHMS.items() if space_name in getattr(c, "action_spaces", ()))
 
-# %% ../../nbs/38_learner.ipynb #c020
+# %% ../../nbs/38_learner.ipynb #c021
 CHECKPOINT_FORMAT, CHECKPOINT_VERSION = "loomnb.checkpoint", 1
 
 class CheckpointError(ValueError):
@@ -257,7 +272,7 @@ def from_safe(obj):
     if isinstance(obj, (list, tuple)): return type(obj)(from_safe(v) for v in obj)
     return obj
 
-# %% ../../nbs/38_learner.ipynb #c021
+# %% ../../nbs/38_learner.ipynb #c022
 def load_checkpoint(path, # File written by `Trainer.save`
                     map_location="cpu", # Where tensors are loaded
                    ) -> dict:
@@ -282,7 +297,7 @@ def load_checkpoint(path, # File written by `Trainer.save`
     if missing: raise CheckpointError(f"{str(p)!r} is an incomplete loomnb checkpoint: missing {', '.join(missing)}")
     return ck
 
-# %% ../../nbs/38_learner.ipynb #c023
+# %% ../../nbs/38_learner.ipynb #c024
 def _space_name(sp) -> str: return type(sp).__name__
 
 def _resolve_config(cls, config, n_envs):
@@ -307,7 +322,7 @@ def _make_env(env, n_envs: int, seed):
         raise ConfigError(f"`env` has num_envs={env.num_envs} but the config asks for n_envs={n_envs}; pass n_envs={env.num_envs}")
     return env
 
-# %% ../../nbs/38_learner.ipynb #c024
+# %% ../../nbs/38_learner.ipynb #c025
 def _env_record(env) -> dict:
     sp = getattr(env, "spec", None)
     rec = {"id": getattr(sp, "id", None), "name": getattr(sp, "name", None), "version": getattr(sp, "version", None),
@@ -318,7 +333,7 @@ def _env_record(env) -> dict:
     if callable(getattr(env, "state_dict", None)): rec["normalization"] = to_safe(env.state_dict())
     return rec
 
-# %% ../../nbs/38_learner.ipynb #c025
+# %% ../../nbs/38_learner.ipynb #c026
 class Trainer:
     "Train any registered algorithm on a vector env, with callbacks, logging and exact-resume checkpoints."
     def __init__(self, algo, # Registered algorithm name or an `Algorithm` subclass

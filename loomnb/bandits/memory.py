@@ -707,7 +707,8 @@ class _RedisCore(_MemoryBase):
         if self._layout.get(model_id) is True and touched is not None and old is not None and \
            weights.get("n_actions") == old.get("n_actions") >= self.settings.per_action_min_actions:  # same layout: touched parts only
             keys = _arm_keys(old)  # (an empty meta blob keeps the stored one)
-            return b"", [x for i in touched for x in (i, encode_weights({n: weights[n][i:i + 1] for n in keys}))], False, True
+            touched = list(touched)
+            return b"", [x for i, blob in zip(touched, encode_parts(weights, keys, touched)) for x in (i, blob)], False, True
         per, idx = self._per_action(weights), None
         if per and old is not None and self._layout.get(model_id) is True: idx = changed_parts(old, weights)
         meta, parts = split_weights(weights, idx) if per else (weights, [])

@@ -431,6 +431,16 @@ class DDPPolicy(nn.Module):
             return getattr(self.module, name)
     def state_dict(self, *args, **kwargs): return self.module.state_dict(*args, **kwargs)
     def load_state_dict(self, sd, *args, **kwargs): return self.module.load_state_dict(sd, *args, **kwargs)
+    def average_grads_(self, flat: torch.Tensor, # Gradient of `module.parameters()`, flat and in that order
+                      ) -> torch.Tensor:
+        "Average `flat` over the ranks in place, for steps that compute gradients without autograd; returns it."
+        if not _is_dist(): return flat
+        ex, n = self.exchange, flat.numel()
+        if ex is not None and flat.dtype == torch.float32 and flat.device.type == "cpu" and flat.is_contiguous():
+            ex.send_buffer(n).copy_(flat.view(-1)); ex.average_sent(n, out=flat.view(-1))
+        elif ex is not None: flat.copy_(ex.average(flat).view_as(flat))
+        else: dist.all_reduce(flat); flat /= dist.get_world_size()
+        return flat
 
 def unwrap(module: nn.Module) -> nn.Module:
     "The plain module inside `DDPPolicy`/`DDP` wrappers (the module itself otherwise)."

@@ -55,6 +55,10 @@ WORKER = textwrap.dedent('''
                 if had.item() == 0: grads[k] = p.grad is None; continue
                 err = max(err, float((p.grad - m).abs().max() / (m.abs().max() + 1e-30))); grads[k] = p.grad.flatten().tolist()
             with torch.no_grad(): pol(xs[0], False)  # no gradient: no exchange (a collective here would hang the test)
+            flat = torch.randn(sum(p.numel() for p in net.parameters()), generator=g)  # a gradient computed without autograd
+            m = flat.clone(); dist.all_reduce(m); m /= 2
+            assert pol.average_grads_(flat) is flat and float((flat - m).abs().max()) < 1e-6
+            fl = [None, None]; dist.all_gather_object(fl, flat.tolist()); assert fl[0] == fl[1]
             res["grad_" + transport] = {"grads": grads, "max_rel_err": err, "seq": pol.exchange.seq,
                                         "w0": net.a.weight.flatten().tolist()}
         with open(f"{out}/rank{r}.json", "w") as f: json.dump(res, f)
@@ -79,7 +83,8 @@ def test_pair_exchange_two_ranks(tmp_path):
         assert g0["max_rel_err"] < 1e-6, tr                        # the all-reduce's mean up to rounding
         assert g0["grads"]["never.weight"] is True, tr             # no gradient on any rank: stays None
         assert isinstance(g0["grads"]["only1.weight"], list), tr   # a gradient on rank 1 only: averaged with zeros
-    assert r0["grad_shm"]["seq"] == r1["grad_shm"]["seq"] == 2     # one exchange per backward pass, none without gradients
+    assert r0["grad_shm"]["seq"] == r1["grad_shm"]["seq"] == 3     # one exchange per backward pass (none without gradients)
+                                                                    # and one for average_grads_
 
 def test_ppo_and_sac_two_ranks_identical_with_each_exchange(tmp_path):
     from loomnb.distributed import launch

@@ -263,7 +263,7 @@ CREATE INDEX IF NOT EXISTS pending_deadline ON pending (deadline);
 class _WalCheckpointer:
     "A daemon thread running passive WAL checkpoints on its own connection every `interval` seconds until `stop()`."
     def __init__(self, path: str, interval: float, restart_bytes: float=0.0, # > 0: let the WAL restart once it holds this many bytes
-                 lock: threading.Lock | None = None): # Held by this process's write transactions (needed to restart the WAL)
+                 lock: threading.RLock | None = None): # Held by this process's write transactions (needed to restart the WAL)
         self.path, self.interval, self.restart_bytes, self.lock = path, interval, restart_bytes, lock
         self.done, self.runs, self.restarts = threading.Event(), 0, 0
         self.thread = threading.Thread(target=self._run, name="loomnb-wal-checkpoint", daemon=True); self.thread.start()
@@ -291,7 +291,7 @@ class _SQLiteCore(_MemoryBase):
         super().__init__(settings, seed)
         self.path = str(path if path is not None else self.settings.sqlite_path)
         self.conn: sqlite3.Connection | None = None
-        self._wlock = threading.Lock()  # held by write transactions; the checkpoint thread takes it to let the WAL restart
+        self._wlock = threading.RLock()  # held by write transactions; the checkpoint thread takes it to let the WAL restart (re-entrant: a nested BEGIN fails as before instead of hanging)
     async def connect(self) -> None:
         "Open the database (WAL journal, `sqlite_synchronous` level) and create the tables."
         if self.conn is not None: return

@@ -84,15 +84,17 @@ class WeightVersionInfo(NamedTuple):
 # %% ../../nbs/92_bandits.memory.ipynb #c011
 _EXP = struct.Struct("<qddIIId")  # action, reward, propensity (nan = none), len(s), len(s') (0 = none), n_available, ts
 
+_NONE = np.zeros(0)  # an absent vector (only read)
+
 def pack_experience(state_vector, action_index, reward, next_state_vector=None, propensity=None,
                     available_actions=None, timestamp=None) -> bytes:
     "Binary record of one experience."
     s = np.ascontiguousarray(state_vector, dtype=np.float64)
-    s2 = np.zeros(0) if next_state_vector is None else np.ascontiguousarray(next_state_vector, dtype=np.float64)
-    av = np.zeros(0, np.int64) if available_actions is None else np.ascontiguousarray(available_actions, dtype=np.int64)
+    s2 = _NONE if next_state_vector is None else np.ascontiguousarray(next_state_vector, dtype=np.float64)
+    av = _NONE if available_actions is None else np.ascontiguousarray(available_actions, dtype=np.int64)
     p = math.nan if propensity is None else float(propensity)
-    return _EXP.pack(int(action_index), float(reward), p, s.size, s2.size, av.size,
-                     time.time() if timestamp is None else float(timestamp)) + s.tobytes() + s2.tobytes() + av.tobytes()
+    return b"".join([_EXP.pack(int(action_index), float(reward), p, s.size, s2.size, av.size,
+                               time.time() if timestamp is None else float(timestamp)), s.data, s2.data, av.data])
 
 def unpack_experience(blob: bytes, id: str, priority: float=1.0) -> StoredExperience:
     "Inverse of `pack_experience`."
@@ -388,7 +390,7 @@ class _SQLiteCore(_MemoryBase):
                     rev, w = self._load(model_id)
                     new, out = fn(w)
                     if new is not None: self._save(model_id, rev, new, old=w)
-                if experience is not None: self._insert_exp(model_id, **experience)
+                if experience is not None: self._insert_exps(model_id, (experience,))
                 if experiences: self._insert_exps(model_id, experiences)
             except BaseException: c.execute("ROLLBACK"); raise
             c.execute("COMMIT"); return out
@@ -406,8 +408,14 @@ class _SQLiteExperiences(_SQLiteCore):
     def _insert_exp(self, model_id, *args, **kwargs):
         return str(self._c.execute(_INSERT_EXP, self._exp_row(model_id, *args, **kwargs)).lastrowid)
     def _insert_exps(self, model_id, experiences):
-        "Insert several experiences with one executemany."
-        self._c.executemany(_INSERT_EXP, [self._exp_row(model_id, **e) for e in experiences])
+        "Insert experiences (`store_experience` keyword dicts) with one executemany; those without a timestamp get the transaction's."
+        now, g, rows = time.time(), dict.get, []
+        for e in experiences:
+            ts = now if (t := g(e, "timestamp")) is None else float(t)
+            rows.append((model_id, ts, 1.0 if (p := g(e, "priority")) is None else float(p),
+                         pack_experience(e["state_vector"], e["action_index"], e["reward"], g(e, "next_state_vector"),
+                                         g(e, "propensity"), g(e, "available_actions"), ts)))
+        self._c.executemany(_INSERT_EXP, rows)
     async def store_experience(self, model_id, state_vector, action_index, reward, next_state_vector=None, **extra) -> str:
         "Record one interaction (extra: propensity, available_actions, priority, timestamp); returns its id."
         return self._insert_exp(model_id, state_vector, action_index, reward, next_state_vector, **extra)

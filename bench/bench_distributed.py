@@ -1,6 +1,6 @@
 """Throughput of loomnb's data-parallel PPO (1 vs 2 torchrun ranks) and of IMPALA (2 actor processes) vs single-process PPO.
 
-    python bench/bench_distributed.py [--steps 32768] [--repeats 3] [--impala-steps 40000] [--only ppo]
+    python bench/bench_distributed.py [--steps 32768] [--repeats 3] [--impala-steps 40000] [--only ppo] [--skip exchange]
 
 Every configuration runs in its own fresh process(es), the configurations alternate within each repeat, and the table
 shows medians of env-steps/s over the training time (`sps` of the summary: process start-up excluded for torchrun
@@ -116,6 +116,7 @@ def main():
     ap.add_argument("--steps", type=int, default=32768); ap.add_argument("--impala-steps", type=int, default=40000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated substrings: run only configurations whose name has one")
+    ap.add_argument("--skip", default="", help="comma-separated substrings: leave out configurations whose name has one")
     a = ap.parse_args()
     IMP = {"n_actors": 2, "n_envs": 8}
     runs = {"ppo, 1 process (Trainer)": lambda: single("ppo", a.steps, PPO),
@@ -135,6 +136,7 @@ def main():
             "impala, 2 actors + learner (warm)": lambda: single("impala", a.impala_steps, IMP, True)}
     keep = ("ppo, 1 process (Trainer)", "ppo, torchrun 1 rank")  # the baselines of the ratio columns
     if a.only: runs = {k: f for k, f in runs.items() if k in keep or any(o and o in k for o in a.only.split(","))}
+    if a.skip: runs = {k: f for k, f in runs.items() if k in keep or not any(o and o in k for o in a.skip.split(","))}
     res = {k: [] for k in runs}
     for r in range(a.repeats):
         for k, f in runs.items():

@@ -19,7 +19,7 @@ from ..collect import Collector
 from ..learner import Algorithm, TrainState, register_algorithm
 
 # %% auto #0
-__all__ = ['STAT_KEYS', 'ZOO_CARTPOLE', 'PPOConfig', 'ppo_loss', 'PPOHandGrad', 'ppo_hand_grad', 'ppo_step_hand',
+__all__ = ['STAT_KEYS', 'ZOO_CARTPOLE', 'PPOConfig', 'ppo_loss', 'normalized', 'PPOHandGrad', 'ppo_hand_grad', 'ppo_step_hand',
            'explained_variance', 'ppo_update', 'PPO']
 
 # %% ../../nbs/40_algos.ppo.ipynb #c006
@@ -103,6 +103,12 @@ def ppo_loss(new_logp: torch.Tensor, # [B] log-probs of the taken actions under 
     return loss, stats
 
 # %% ../../nbs/40_algos.ppo.ipynb #c018
+def normalized(a: torch.Tensor, # Advantages [B], B > 1
+              ) -> torch.Tensor:
+    "`(a - a.mean()) / (a.std() + 1e-8)` (unbiased std) from elementwise kernels and one sum."
+    d = a - a.mean()
+    return d / (math.sqrt(float((d * d).sum()) / (a.numel() - 1)) + 1e-8)
+
 class PPOHandGrad:
     "State of the hand-written PPO step: detached views of the layers and one flat gradient buffer behind every `.grad`."
     def __init__(self, policy: torch.nn.Module, # A `DiscretePolicy` or `GaussianPolicy` with tanh MLPs
@@ -126,10 +132,10 @@ class PPOHandGrad:
         self.optimizer, self._step = optimizer, fused_adam_stepper(optimizer)
 
     @torch.no_grad()
-    def clip_and_step(self, max_grad_norm: float) -> torch.Tensor:
+    def clip_and_step(self, max_grad_norm: float) -> float:
         "Clip the global gradient norm as `clip_grad_norm_` does, take the optimizer step; returns the norm before clipping."
-        gn = (self.flat * self.flat).sum().sqrt_()   # (the kernels the step uses anyway: fewer code pages touched)
-        self.flat.mul_((max_grad_norm / (gn + 1e-6)).clamp_(max=1.0))
+        gn = math.sqrt(float((self.flat * self.flat).sum()))   # (kernels the step uses anyway: fewer code pages touched)
+        self.flat.mul_(min(1.0, max_grad_norm / (gn + 1e-6)))
         if self._step is None: self.optimizer.step()   # (runs the optimizer's step hooks)
         else: self._step()
         return gn
@@ -165,7 +171,7 @@ def ppo_step_hand(h: PPOHandGrad, # From `ppo_hand_grad`
     out, hsa = tanh_mlp_forward(h.actor, obs)
     vo, hsv = tanh_mlp_forward(h.critic, obs)
     v = vo.view(B)
-    if normalize and B > 1: adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    if normalize and B > 1: adv = normalized(adv)
     if h.discrete:
         lpa = out.log_softmax(1); p = lpa.exp()
         logp = lpa.gather(1, act.view(B, 1)).view(B)
@@ -225,13 +231,13 @@ def ppo_update(policy: torch.nn.Module, # Policy with the rlox interface
                device=None, # Torch device of the policy
               ) -> dict:
     "Epochs of clipped-surrogate minibatch steps on one rollout; returns namespaced metrics."
+    hand = ppo_hand_grad(policy, optimizer) if cfg.hand_grad else None
     data = buffer.tensors(device)
     norm = cfg.normalize_advantages
     if norm and cfg.batch_size >= len(buffer) and len(buffer) > 1:  # one full-batch minibatch: normalise once
         a = data.advantages
-        data, norm = data._replace(advantages=(a - a.mean()) / (a.std() + 1e-8)), False
+        data, norm = data._replace(advantages=normalized(a) if hand is not None else (a - a.mean()) / (a.std() + 1e-8)), False
     params = [p for g in optimizer.param_groups for p in g["params"]]
-    hand = ppo_hand_grad(policy, optimizer) if cfg.hand_grad else None
     eps = cfg.clip_eps if clip_eps is None else clip_eps
     n, epochs, ep = 0, 0, []
     for epoch in range(cfg.n_epochs):
@@ -241,7 +247,7 @@ def ppo_update(policy: torch.nn.Module, # Policy with the rlox interface
             if hand is not None:
                 st = ppo_step_hand(hand, mb, cfg, eps, norm, stats_now)
                 gn = hand.clip_and_step(cfg.max_grad_norm)
-                if stats_now: ep.append(torch.cat([st, gn.view(1)]))
+                if stats_now: ep.append(torch.cat([st, torch.tensor([gn], dtype=st.dtype)]))
             else:
                 logp, ent, v = policy_evaluate(policy, mb.obs, mb.actions)
                 loss, st = ppo_loss(logp, mb.logp, mb.advantages, v, mb.values, mb.returns, ent, cfg, eps, norm, stats_now)

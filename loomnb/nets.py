@@ -329,7 +329,7 @@ class ForeachRMSprop(_NoDynamoSteps, torch.optim.RMSprop):
                               weight_decay=g["weight_decay"], momentum=g["momentum"], centered=g["centered"],
                               maximize=g["maximize"], differentiable=False, capturable=False, has_complex=has_complex)
 
-# %% ../nbs/36_nets.ipynb #c043
+# %% ../nbs/36_nets.ipynb #c044
 def tanh_mlp_layers(net: nn.Module, # A network
                    ) -> list | None: # `[(weight [out, in], bias [out]), ...]`, or None
     "The layers of an `MLP` of `Linear`s with biases and `Tanh`s (as `mlp(..., activation='tanh')` builds), else None."

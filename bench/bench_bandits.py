@@ -3,6 +3,7 @@ service throughput (feedback events/s, p50/p99 latency) with the SQLite and Redi
 
 Usage:  python bench/bench_bandits.py [--rounds 20000] [--seeds 3] [--service-events 5000] [--clients 16] [--also-clients 8] [--only loomnb,...]
         [--all-peers] [--quick] [--skip-algorithms] [--skip-service]     (the default run takes about 1-2 minutes)
+        python bench/bench_bandits.py --breakdown     (where a durable SQLite feedback's CPU goes, about 30 s)
 Needs:  pip install mabwiser vowpalwabbit contextualbandits river   (rows of missing peers are skipped; the three slow
         ones only run with --all-peers)
         redis-server on PATH for the Redis service row (skipped otherwise)
@@ -230,6 +231,45 @@ def bench_service(events, clients=16, full=True, extra_clients=(8,)):
     return rows
 
 
+async def _feedback_cpu(db, events, clients, off, registry):
+    "CPU seconds per feedback of `events` feedbacks (decisions made first) from `clients` tasks with the parts in `off` switched off."
+    from loomnb.bandits.service import ReinforcementLearningFactory
+    rl = ReinforcementLearningFactory.create({"default_algorithm": "linucb", "memory": {"backend": "sqlite", "sqlite_path": db}}, registry=registry, seed=0)
+    await rl.connect(background=False)
+    X, _, R = linear_problem(events + 200, 16, 10, seed=0); acts = list(range(10))
+    for t in range(200):
+        a, m = await rl.get_action("m", X[t], acts); await rl.process_feedback("m", X[t], a, float(R[t, a]), X[t], propensity=m["propensity"])
+    pre = [await rl.get_action("m", X[200 + i], acts) for i in range(events)]
+    async def instant(*a, **k): return 0.0
+    if "metrics" in off: rl.metrics.updated = lambda *a, **k: None
+    if "experience rows" in off: rl.memory._insert_exps = lambda *a, **k: None
+    if "trainer" in off: rl.trainer.process_experience = instant
+    async def client(idx):
+        for i in idx: await rl.process_feedback("m", X[200 + i], pre[i][0], float(R[200 + i, pre[i][0]]), X[200 + i], propensity=pre[i][1]["propensity"])
+    c0 = time.process_time()
+    await asyncio.gather(*(client(range(c, events, clients)) for c in range(clients)))
+    cpu = time.process_time() - c0; await rl.close(); return cpu / events
+
+
+def bench_breakdown(events, clients_list=(16, 1), repeats=4):
+    """Where a durable SQLite feedback's CPU goes: the same loop with parts switched off (metrics, the experience rows,
+    the whole trainer) and with an in-memory database (no WAL writes); variants alternate, minimum of `repeats`."""
+    from prometheus_client import CollectorRegistry
+    tmp = tempfile.mkdtemp()
+    variants = [("file", ()), ("file", ("metrics",)), ("file", ("experience rows",)), ("file", ("trainer",)), (":memory:", ())]
+    for clients in clients_list:
+        res = {v: [] for v in variants}
+        for r in range(repeats):
+            for db, off in variants:
+                path = db if db == ":memory:" else os.path.join(tmp, f"b{clients}_{r}_{len(off)}_{off[0] if off else ''}.sqlite3")
+                res[(db, off)].append(asyncio.run(_feedback_cpu(path, events, clients, off, CollectorRegistry())))
+        base = min(res[variants[0]])
+        print(f"\n| {clients} client(s), {events} feedbacks | CPU us per feedback (min of {repeats}) | difference to the full path |\n|---|---|---|")
+        for (db, off), v in res.items():
+            what = "full path, database file" if db == "file" and not off else ("in-memory database (no WAL writes)" if db != "file" else "without " + ", ".join(off))
+            print(f"| {what} | {min(v) * 1e6:.1f} | {(base - min(v)) * 1e6:+.1f} |")
+
+
 SLOW_PEERS = ("MABWiser LinUCB", "contextualbandits LinUCB", "River LinUCBDisjoint")  # 0.4-1.1k rounds/s: minutes per seed
 
 
@@ -243,7 +283,11 @@ def main():
     ap.add_argument("--also-clients", default="8", help="comma-separated: more SQLite feedback-only rows at these concurrencies")
     ap.add_argument("--quick", action="store_true", help="service: only the rows the targets name")
     ap.add_argument("--skip-service", action="store_true"); ap.add_argument("--skip-algorithms", action="store_true")
+    ap.add_argument("--breakdown", action="store_true", help="only the CPU breakdown of a durable SQLite feedback (16 clients and 1)")
     a = ap.parse_args()
+    if a.breakdown:
+        print(f"# SQLite feedback CPU breakdown, load avg {os.getloadavg()[0]:.1f}"); bench_breakdown(a.service_events)
+        print(f"(load avg {os.getloadavg()[0]:.1f} at the end)"); return
     t_start, load0 = time.perf_counter(), os.getloadavg()[0]
     print(f"# bandits bench: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load avg {load0:.1f}")
     only = [o for o in a.only.split(",") if o]

@@ -265,7 +265,7 @@ def ppo_update(policy: torch.nn.Module, # Policy with the rlox interface
                 "train/n_updates": n, "train/epochs": epochs})
     return out
 
-# %% ../../nbs/40_algos.ppo.ipynb #c030
+# %% ../../nbs/40_algos.ppo.ipynb #c031
 class PPO(Algorithm):
     "Proximal Policy Optimization, composed from loomnb's collector, buffer, GAE kernel and `ppo_update`."
     config_cls = PPOConfig
@@ -332,6 +332,6 @@ class PPO(Algorithm):
 
 register_algorithm("ppo", PPO)
 
-# %% ../../nbs/40_algos.ppo.ipynb #c033
+# %% ../../nbs/40_algos.ppo.ipynb #c034
 ZOO_CARTPOLE = dict(n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
                     learning_rate=1e-3, clip_eps=0.2, anneal_lr=True, anneal_clip=True, clip_vloss=False)

@@ -135,7 +135,8 @@ class PPOHandGrad:
     def clip_and_step(self, max_grad_norm: float) -> float:
         "Clip the global gradient norm as `clip_grad_norm_` does, take the optimizer step; returns the norm before clipping."
         gn = math.sqrt(float((self.flat * self.flat).sum()))   # (kernels the step uses anyway: fewer code pages touched)
-        self.flat.mul_(min(1.0, max_grad_norm / (gn + 1e-6)))
+        coef = max_grad_norm / (gn + 1e-6)
+        self.flat.mul_(1.0 if coef >= 1.0 else coef)   # (a nan norm makes every gradient nan, as in clip_grad_norm_)
         if self._step is None: self.optimizer.step()   # (runs the optimizer's step hooks)
         else: self._step()
         return gn

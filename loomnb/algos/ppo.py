@@ -19,8 +19,8 @@ from ..collect import Collector
 from ..learner import Algorithm, TrainState, register_algorithm
 
 # %% auto #0
-__all__ = ['STAT_KEYS', 'ZOO_CARTPOLE', 'PPOConfig', 'ppo_loss', 'normalized', 'PPOHandGrad', 'ppo_hand_grad', 'ppo_step_hand',
-           'explained_variance', 'ppo_update', 'PPO']
+__all__ = ['STAT_KEYS', 'ZOO_CARTPOLE', 'PPOConfig', 'ppo_loss', 'normalized', 'PPOHandGrad', 'ppo_hand_grad', 'hand_forward',
+           'hand_backward', 'ppo_step_hand', 'explained_variance', 'ppo_update', 'PPO']
 
 # %% ../../nbs/40_algos.ppo.ipynb #c006
 @dataclass
@@ -158,6 +158,51 @@ def ppo_hand_grad(policy: torch.nn.Module, # The policy
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 @torch.no_grad()
+def hand_forward(h: PPOHandGrad, # From `ppo_hand_grad`
+                 obs: torch.Tensor, # Observations [B, *obs_shape]
+                 act: torch.Tensor, # Actions taken [B] or [B, act_dim]
+                ) -> tuple[torch.Tensor, torch.Tensor, tuple]: # values [B], log-probs [B], what `hand_backward` needs
+    "Both networks' forward pass, keeping what their backward needs."
+    B = obs.shape[0]
+    obs = obs.reshape(B, -1)
+    out, hsa = tanh_mlp_forward(h.actor, obs)
+    vo, hsv = tanh_mlp_forward(h.critic, obs)
+    if h.discrete:
+        lpa = out.log_softmax(1); p = lpa.exp()
+        return vo.view(B), lpa.gather(1, act.view(B, 1)).view(B), (act, hsa, hsv, lpa, p)
+    isd = torch.exp(-h.log_std)
+    z = (act.view(out.shape) - out) * isd
+    return vo.view(B), (-0.5 * z * z - h.log_std - _HALF_LOG_2PI).sum(1), (act, hsa, hsv, z, isd)
+
+@torch.no_grad()
+def hand_backward(h: PPOHandGrad, # From `ppo_hand_grad`
+                  cache: tuple, # From `hand_forward`
+                  gl: torch.Tensor, # dL/dlogp [B]
+                  gv: torch.Tensor, # dL/dv [B]
+                  ent_coef: float, # The loss also has -ent_coef * mean entropy
+                  with_entropy: bool, # Return the mean entropy
+                 ) -> torch.Tensor | None:
+    "Write the parameters' gradients of a loss of the log-probs, values and mean entropy into their `.grad`."
+    act, hsa, hsv, x, y = cache
+    B = gl.shape[0]
+    gl, ent = gl.view(B, 1), None
+    if h.discrete:
+        lpa, p = x, y
+        ga = (act.view(B, 1) == h.classes).to(p.dtype).sub_(p).mul_(gl)   # (one-hot - p) dL/dlogp
+        if ent_coef or with_entropy: ent = -(p * lpa).sum(1)
+        if ent_coef: ga.add_(p * (lpa + ent.view(B, 1)), alpha=ent_coef / B)
+        if with_entropy: ent = ent.mean()
+    else:
+        z, isd = x, y
+        ga = (gl * z) * isd
+        h.log_std_grad.copy_((gl * (z * z - 1)).sum(0))
+        if ent_coef: h.log_std_grad.sub_(ent_coef)
+        if with_entropy: ent = (h.log_std + (0.5 + _HALF_LOG_2PI)).sum()
+    tanh_mlp_backward(h.actor, hsa, ga, h.actor_grads)
+    tanh_mlp_backward(h.critic, hsv, gv.view(B, 1), h.critic_grads)
+    return ent
+
+@torch.no_grad()
 def ppo_step_hand(h: PPOHandGrad, # From `ppo_hand_grad`
                   mb: RolloutBatch, # Minibatch
                   cfg: PPOConfig, # Coefficients and switches
@@ -168,33 +213,13 @@ def ppo_step_hand(h: PPOHandGrad, # From `ppo_hand_grad`
     "Write the gradient of `ppo_loss` into the parameters' `.grad` without autograd."
     obs, act, old_logp, v_old, adv, ret = mb
     B, eps = obs.shape[0], clip_eps
-    obs = obs.reshape(B, -1)
-    out, hsa = tanh_mlp_forward(h.actor, obs)
-    vo, hsv = tanh_mlp_forward(h.critic, obs)
-    v = vo.view(B)
+    v, logp, cache = hand_forward(h, obs, act)
     if normalize and B > 1: adv = normalized(adv)
-    if h.discrete:
-        lpa = out.log_softmax(1); p = lpa.exp()
-        logp = lpa.gather(1, act.view(B, 1)).view(B)
-    else:
-        isd = torch.exp(-h.log_std)
-        z = (act.view(out.shape) - out) * isd
-        logp = (-0.5 * z * z - h.log_std - _HALF_LOG_2PI).sum(1)
     logratio = logp - old_logp
     ratio = logratio.exp()
     r1, r2 = ratio * adv, ratio.clamp(1 - eps, 1 + eps) * adv
     keep = r1 <= r2                                      # the unclipped term is the minimum
-    gl = (keep * r1).mul_(-1.0 / B).view(B, 1)           # dL/dlogp = dL/dratio * ratio
-    ent = None
-    if h.discrete:
-        ga = (act.view(B, 1) == h.classes).to(p.dtype).sub_(p).mul_(gl)   # (one-hot - p) dL/dlogp
-        if cfg.ent_coef or with_stats: ent = -(p * lpa).sum(1)
-        if cfg.ent_coef: ga.add_(p * (lpa + ent.view(B, 1)), alpha=cfg.ent_coef / B)
-    else:
-        ga = (gl * z) * isd
-        h.log_std_grad.copy_((gl * (z * z - 1)).sum(0))
-        if cfg.ent_coef: h.log_std_grad.sub_(cfg.ent_coef)
-    tanh_mlp_backward(h.actor, hsa, ga, h.actor_grads)
+    gl = (keep * r1).mul_(-1.0 / B)                      # dL/dlogp = dL/dratio * ratio
     d = v - ret
     if cfg.clip_vloss:
         dv = v - v_old
@@ -203,9 +228,8 @@ def ppo_step_hand(h: PPOHandGrad, # From `ppo_hand_grad`
         big = e1 >= e2
         gv = torch.where(big, d, dc * ((dv >= -eps) & (dv <= eps)))
     else: gv = d
-    tanh_mlp_backward(h.critic, hsv, gv.mul(cfg.vf_coef / B).view(B, 1), h.critic_grads)
+    entm = hand_backward(h, cache, gl, gv.mul(cfg.vf_coef / B), cfg.ent_coef, with_stats)
     if not with_stats: return None
-    entm = ent.mean() if h.discrete else (h.log_std + (0.5 + _HALF_LOG_2PI)).sum()
     vl = 0.5 * (torch.where(big, e1, e2) if cfg.clip_vloss else d * d).mean()
     return torch.stack([-torch.where(keep, r1, r2).mean(), vl, entm,
                         ((ratio - 1) - logratio).mean(), ((ratio - 1).abs() > eps).float().mean()])

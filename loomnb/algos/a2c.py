@@ -15,10 +15,11 @@ from ..nets import policy_evaluate
 from ..buffers.rollout import RolloutBuffer
 from ..learner import TrainState, register_algorithm
 from .ppo import PPO, PPOConfig, ppo_loss, explained_variance
+from .ppo import ppo_hand_grad, hand_forward, hand_backward, normalized
 from ..nets import make_adam, ForeachRMSprop
 
 # %% auto #0
-__all__ = ['FAST_CARTPOLE', 'A2CConfig', 'a2c_loss', 'a2c_update', 'A2C']
+__all__ = ['FAST_CARTPOLE', 'A2CConfig', 'a2c_loss', 'a2c_step_hand', 'a2c_update', 'A2C']
 
 # %% ../../nbs/41_algos.a2c.ipynb #c006
 @dataclass
@@ -43,6 +44,7 @@ class A2CConfig(Config):
     log_std_init: float = 0.0          # Initial log-std of the Gaussian policy (Box actions)
     normalize_obs: bool = False        # Wrap the env in VecNormalize for observations
     normalize_reward: bool = False     # Wrap the env in VecNormalize for rewards
+    hand_grad: bool = True             # Default networks on the CPU: hand-written gradients (autograd's update, faster)
 
     def validate(self):
         for k in ("n_envs", "n_steps"): self.check_range(k, 1)
@@ -71,6 +73,19 @@ def a2c_loss(logp: torch.Tensor, # [B] log-probs of the taken actions under the 
     return loss, dict(policy_loss=pg_loss.detach(), value_loss=v_loss.detach(), entropy=ent.detach().mean())
 
 # %% ../../nbs/41_algos.a2c.ipynb #c013
+@torch.no_grad()
+def a2c_step_hand(h, # `ppo_hand_grad(policy, optimizer)`
+                  d, # The rollout (`RolloutBuffer.tensors`)
+                  cfg: A2CConfig, # Coefficients
+                 ) -> torch.Tensor: # stats [3]: policy_loss, value_loss, entropy
+    "Write the gradient of `a2c_loss` into the parameters' `.grad` without autograd."
+    B = d.obs.shape[0]
+    v, logp, cache = hand_forward(h, d.obs, d.actions)
+    adv = normalized(d.advantages) if cfg.normalize_advantages and B > 1 else d.advantages
+    dv = v - d.returns
+    ent = hand_backward(h, cache, adv * (-1.0 / B), dv * (cfg.vf_coef / B), cfg.ent_coef, True)
+    return torch.stack([-(adv * logp).mean(), 0.5 * (dv * dv).mean(), ent])
+
 def a2c_update(policy: torch.nn.Module, # Policy with the rlox interface
                optimizer: torch.optim.Optimizer, # Optimizer over the policy's parameters
                buffer: RolloutBuffer, # Rollout with advantages computed
@@ -79,19 +94,23 @@ def a2c_update(policy: torch.nn.Module, # Policy with the rlox interface
               ) -> dict:
     "One gradient step on the full rollout; returns namespaced metrics."
     d = buffer.tensors(device)
-    logp, ent, v = policy_evaluate(policy, d.obs, d.actions)
-    loss, st = a2c_loss(logp, d.advantages, v, d.returns, ent, cfg)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    params = [p for g in optimizer.param_groups for p in g["params"]]
-    gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm, foreach=True)
-    optimizer.step()
-    vals = torch.stack([*st.values(), gn.detach()]).tolist()
-    out = {f"train/{k}": x for k, x in zip((*st, "grad_norm"), vals)}
+    hand = ppo_hand_grad(policy, optimizer) if getattr(cfg, "hand_grad", False) else None
+    if hand is not None:
+        vals = [*a2c_step_hand(hand, d, cfg).tolist(), hand.clip_and_step(cfg.max_grad_norm)]
+    else:
+        logp, ent, v = policy_evaluate(policy, d.obs, d.actions)
+        loss, st = a2c_loss(logp, d.advantages, v, d.returns, ent, cfg)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        params = [p for g in optimizer.param_groups for p in g["params"]]
+        gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm, foreach=True)
+        optimizer.step()
+        vals = torch.stack([*st.values(), gn.detach()]).tolist()
+    out = {f"train/{k}": x for k, x in zip(("policy_loss", "value_loss", "entropy", "grad_norm"), vals)}
     out.update({"train/explained_var": explained_variance(buffer.values.ravel(), buffer.returns.ravel()), "train/n_updates": 1})
     return out
 
-# %% ../../nbs/41_algos.a2c.ipynb #c015
+# %% ../../nbs/41_algos.a2c.ipynb #c017
 class A2C(PPO):
     "Advantage actor-critic: PPO's composition with one full-batch policy-gradient step per rollout."
     config_cls = A2CConfig
@@ -113,6 +132,6 @@ class A2C(PPO):
 
 register_algorithm("a2c", A2C)
 
-# %% ../../nbs/41_algos.a2c.ipynb #c022
+# %% ../../nbs/41_algos.a2c.ipynb #c024
 FAST_CARTPOLE = dict(n_envs=8, n_steps=8, learning_rate=2e-3, optimizer="adam", gamma=0.98, gae_lambda=0.9,
                      normalize_advantages=True, ent_coef=0.0, anneal_lr=True)

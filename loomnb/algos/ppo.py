@@ -113,8 +113,9 @@ class PPOHandGrad:
     "State of the hand-written PPO step: detached views of the layers and one flat gradient buffer behind every `.grad`."
     def __init__(self, policy: torch.nn.Module, # A `DiscretePolicy` or `GaussianPolicy` with tanh MLPs
                  optimizer: torch.optim.Optimizer, # Optimizer over exactly the policy's parameters
+                 sync=None, # Averages the flat gradient over ranks in place before the clip (`DDPPolicy.average_grads_`)
                 ):
-        self.discrete = type(policy) is DiscretePolicy
+        self.discrete, self.sync = type(policy) is DiscretePolicy, sync
         self.classes = torch.arange(policy.n_actions).view(1, -1) if self.discrete else None
         ps = list(policy.parameters())
         self.flat = torch.zeros(sum(p.numel() for p in ps), dtype=ps[0].dtype)
@@ -134,6 +135,7 @@ class PPOHandGrad:
     @torch.no_grad()
     def clip_and_step(self, max_grad_norm: float) -> float:
         "Clip the global gradient norm as `clip_grad_norm_` does, take the optimizer step; returns the norm before clipping."
+        if self.sync is not None: self.sync(self.flat)   # (DDP averages autograd's gradients before the clip too)
         gn = math.sqrt(float((self.flat * self.flat).sum()))   # (kernels the step uses anyway: fewer code pages touched)
         coef = max_grad_norm / (gn + 1e-6)
         self.flat.mul_(1.0 if coef >= 1.0 else coef)   # (a nan norm makes every gradient nan, as in clip_grad_norm_)
@@ -145,6 +147,8 @@ def ppo_hand_grad(policy: torch.nn.Module, # The policy
                   optimizer: torch.optim.Optimizer, # Its optimizer
                  ) -> PPOHandGrad | None:
     "A `PPOHandGrad` where the hand-written step computes autograd's update (default tanh networks on the CPU), else None."
+    sync = getattr(policy, "average_grads_", None)   # a `loomnb.distributed.DDPPolicy`: its module, gradients averaged
+    if sync is not None: policy = policy.module
     if type(policy) not in (DiscretePolicy, GaussianPolicy): return None
     actor = policy.actor if type(policy) is DiscretePolicy else policy.actor_mean
     if tanh_mlp_layers(actor) is None or tanh_mlp_layers(policy.critic) is None: return None
@@ -152,7 +156,7 @@ def ppo_hand_grad(policy: torch.nn.Module, # The policy
     if any(p.device.type != "cpu" or p.dtype != ps[0].dtype or not p.requires_grad for p in ps): return None
     ops = [p for g in optimizer.param_groups for p in g["params"]]
     if len(ops) != len(ps) or {id(p) for p in ops} != {id(p) for p in ps}: return None
-    return PPOHandGrad(policy, optimizer)
+    return PPOHandGrad(policy, optimizer, sync)
 
 # %% ../../nbs/40_algos.ppo.ipynb #c020
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)

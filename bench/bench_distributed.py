@@ -9,10 +9,9 @@ Two-rank rows differ only in how the gradients are averaged (`--exchange`): "shm
 node (`PairExchange` through shared memory, at the end of each backward pass by `PairGradSync`), "p2p" gloo
 isend/irecv the same way, "allreduce" DDP's own gloo all-reduce. The `--no-ddp` row averages in an optimiser pre-step
 hook instead (with the default exchange). PPO's default minibatch step is hand-written (no autograd) for the default
-networks on the CPU; `DDPPolicy` hides the policy from it, so the default 2-rank rows run the autograd step while one
-rank runs the hand-written one. The "hand_grad=False" rows run the autograd step on 1 and 2 ranks; the "proposed ppo
-change" row runs the hand-written step on 2 ranks and averages its flat gradient before clipping (`HAND_SYNC` below:
-the change ppo needs, applied in the worker only). Every rank has the same per-rank config as the single process (8 envs, 128 steps,
+networks on the CPU; under `DDPPolicy` it runs on the wrapped policy and averages its flat gradient with
+`DDPPolicy.average_grads_` before clipping (the other rows with 2 ranks average autograd's gradients). The
+"hand_grad=False" rows run the autograd step on 1 and 2 ranks. Every rank has the same per-rank config as the single process (8 envs, 128 steps,
 the same minibatches), so 2 ranks collect twice the env steps per iteration; steps/s = env steps of all ranks / wall.
 The side-by-side row runs two independent single-process trainers (half the steps each) started at the same moment:
 no exchange at all, so it is what two ranks could reach on this machine at that moment (on a shared or virtualised
@@ -31,33 +30,10 @@ PPO1 = {"n_envs": 8, "n_steps": 128, "batch_size": 1024, "n_epochs": 1}  # 1 gra
 FAILURES = []
 ENV = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1", "WANDB_MODE": "disabled"}
 
-# The proposed change to loomnb.algos.ppo (issue #9): its hand-written step, which DDPPolicy hides from it, runs on the
-# wrapped policy and averages its flat gradient through `DDPPolicy.average_grads_` before clipping. Applied in the
-# worker only while ppo itself does not do it.
-HAND_SYNC = """
-import inspect, sys
-import loomnb.algos.ppo as P
-from loomnb.distributed import _main
-if "average_grads_" not in inspect.getsource(P):
-    _orig, _clip = P.ppo_hand_grad, P.PPOHandGrad.clip_and_step
-    def ppo_hand_grad(policy, optimizer):
-        sync = getattr(policy, "average_grads_", None)
-        h = _orig(policy.module if sync is not None else policy, optimizer)
-        if h is not None: h.sync = sync
-        return h
-    def clip_and_step(self, max_grad_norm):
-        if getattr(self, "sync", None) is not None: self.sync(self.flat)
-        return _clip(self, max_grad_norm)
-    P.ppo_hand_grad, P.PPOHandGrad.clip_and_step = ppo_hand_grad, clip_and_step
-if __name__ == "__main__": _main(sys.argv[1:])
-"""
-
-def torchrun_ppo(nproc, steps, cfg=PPO, extra=(), hand_sync=False):
+def torchrun_ppo(nproc, steps, cfg=PPO, extra=()):
     with tempfile.TemporaryDirectory() as d:
-        entry = ["-m", "loomnb.distributed"]
-        if hand_sync: (Path(d) / "hand_sync.py").write_text(HAND_SYNC); entry = [str(Path(d) / "hand_sync.py")]
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc), *entry,
-               "train", "--algo", "ppo", "--env", "CartPole-v1", "--timesteps", str(steps),
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc), "-m",
+               "loomnb.distributed", "train", "--algo", "ppo", "--env", "CartPole-v1", "--timesteps", str(steps),
                "--config", json.dumps(cfg), "--out", d, *extra]
         for attempt in (0, 1, 2):  # one retry; failures are counted and printed, never hidden
             p = subprocess.run(cmd, env=ENV, capture_output=True, text=True)
@@ -123,8 +99,6 @@ def main():
             "ppo, torchrun 1 rank": lambda: torchrun_ppo(1, a.steps),
             "ppo, 2 independent processes side by side (no exchange: the bound)": lambda: side_by_side(a.steps // 2, PPO),
             "ppo, torchrun 2 ranks": lambda: torchrun_ppo(2, a.steps),
-            "ppo, torchrun 2 ranks, hand-written step averaged before clipping (proposed ppo change)":
-                lambda: torchrun_ppo(2, a.steps, PPO, (), True),
             "ppo hand_grad=False, torchrun 1 rank": lambda: torchrun_ppo(1, a.steps, {**PPO, "hand_grad": False}),
             "ppo hand_grad=False, torchrun 2 ranks": lambda: torchrun_ppo(2, a.steps, {**PPO, "hand_grad": False}),
             "ppo, torchrun 2 ranks, --exchange p2p": lambda: torchrun_ppo(2, a.steps, PPO, ["--exchange", "p2p"]),

@@ -1,24 +1,19 @@
 """Where a 2-rank PPO run spends its wall time: collection, minibatch compute, waiting for the peer in each exchange.
 
-    python bench/profile_distributed.py [--steps 65536] [--hand-sync] [--no-ddp]
+    python bench/profile_distributed.py [--steps 65536] [--no-ddp]
 
 Starts `torchrun --nproc_per_node 2` on this file. Every rank trains PPO on CartPole-v1 with the bench's per-rank
 configuration (8 envs x 128 steps, batch 256, 4 epochs: 16 exchanges per iteration) and timestamps (one monotonic clock
 shared by both processes) each collection, each update and, inside `PairExchange.average_sent`, the time spent waiting
 for the peer. Rank 0 prints per rank: wall and CPU of collection and update per iteration, the waiting (total, median,
 p90, share of the wall), the arrival skew between the ranks at the first exchange of an iteration (after collection)
-and at the others (after one minibatch step), and the time of the end-of-iteration stop flag. `--hand-sync` applies the
-ppo change proposed in #9 (`HAND_SYNC` of bench_distributed.py: the hand-written step averaged before clipping).
+and at the others (after one minibatch step), and the time of the end-of-iteration stop flag.
 """
 import argparse, os, subprocess, sys, time
 
-def worker(steps, hand_sync, ddp):
+def worker(steps, ddp):
     import numpy as np, torch, torch.distributed as dist
     import loomnb.distributed as D
-    if hand_sync:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from bench_distributed import HAND_SYNC
-        exec(HAND_SYNC.split("if __name__")[0], {})
     torch.set_num_threads(1)
     ev, wait, stop = [], [0.0], [0.0, 0]
     _wait, _avg, _after = D.PairExchange._wait, D.PairExchange.average_sent, D._SyncStop.after_iteration
@@ -61,10 +56,10 @@ def worker(steps, hand_sync, ddp):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=65536); ap.add_argument("--hand-sync", action="store_true")
+    ap.add_argument("--steps", type=int, default=65536)
     ap.add_argument("--no-ddp", action="store_true")
     a = ap.parse_args()
-    if "RANK" in os.environ: return worker(a.steps, a.hand_sync, not a.no_ddp)
+    if "RANK" in os.environ: return worker(a.steps, not a.no_ddp)
     env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1", "WANDB_MODE": "disabled"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", os.path.abspath(__file__), *sys.argv[1:]]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)

@@ -398,7 +398,7 @@ class _RidgeBandit(BaseBandit):
                     and type(r) is float and math.isfinite(r)): return super().update_many_sync(weights, feedbacks)
         A_inv, b, theta, counts = w["A_inv"].copy(), w["b"].copy(), w["theta"].copy(), w["counts"].copy()  # one copy for all
         tds = [ridge_update_kernel(A_inv, b, theta, counts, a, x, r) for x, a, r, _ in feedbacks]
-        if not math.isfinite(math.fsum(tds)) or not all(ridge_rows_finite(A_inv, b, theta, counts, a) for a in {f[1] for f in feedbacks}):
+        if not math.isfinite(sum(tds)) or not all(ridge_rows_finite(A_inv, b, theta, counts, a) for a in {f[1] for f in feedbacks}):
             return super().update_many_sync(weights, feedbacks)  # a non-finite input or result: redo one by one to name it
         return {**w, "A_inv": A_inv, "b": b, "theta": theta, "counts": counts}, tds
 

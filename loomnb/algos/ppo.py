@@ -143,6 +143,15 @@ class PPOHandGrad:
         else: self._step()
         return gn
 
+def _runs_hooks(policy, ps) -> bool:
+    "Whether autograd's pass through `policy` would run a module or gradient hook (the hand-written step runs none)."
+    g = torch.nn.modules.module
+    if g._global_forward_hooks or g._global_forward_pre_hooks or g._global_backward_hooks or g._global_backward_pre_hooks:
+        return True
+    if any(m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks for m in policy.modules()):
+        return True
+    return any(p._backward_hooks or p._post_accumulate_grad_hooks for p in ps)
+
 def ppo_hand_grad(policy: torch.nn.Module, # The policy
                   optimizer: torch.optim.Optimizer, # Its optimizer
                  ) -> PPOHandGrad | None:
@@ -150,10 +159,14 @@ def ppo_hand_grad(policy: torch.nn.Module, # The policy
     sync = getattr(policy, "average_grads_", None)   # a `loomnb.distributed.DDPPolicy`: its module, gradients averaged
     if sync is not None: policy = policy.module
     if type(policy) not in (DiscretePolicy, GaussianPolicy): return None
-    actor = policy.actor if type(policy) is DiscretePolicy else policy.actor_mean
-    if tanh_mlp_layers(actor) is None or tanh_mlp_layers(policy.critic) is None: return None
+    actor = tanh_mlp_layers(policy.actor if type(policy) is DiscretePolicy else policy.actor_mean)
+    critic = tanh_mlp_layers(policy.critic)
+    if actor is None or critic is None: return None
     ps = list(policy.parameters())
+    own = [t for wb in actor + critic for t in wb] + ([policy.log_std] if type(policy) is GaussianPolicy else [])
+    if len(own) != len(ps) or {id(t) for t in own} != {id(p) for p in ps}: return None   # shared, extra or derived weights
     if any(p.device.type != "cpu" or p.dtype != ps[0].dtype or not p.requires_grad for p in ps): return None
+    if _runs_hooks(policy, ps): return None
     ops = [p for g in optimizer.param_groups for p in g["params"]]
     if len(ops) != len(ps) or {id(p) for p in ops} != {id(p) for p in ps}: return None
     return PPOHandGrad(policy, optimizer, sync)

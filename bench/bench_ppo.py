@@ -29,8 +29,9 @@ loads its kernels instead of compiling them (compiling adds ~40 MB to the peak R
 also writes the object code of Numba's runtime module, which `Trainer` (`loomnb.learner.lean_numba_runtime`) then
 loads instead of compiling it in every process; `LOOMNB_LEAN_NUMBA=0` in the environment measures without it.
 
---update-bench times one PPO minibatch step in this process, loomnb's hand-written gradient step (`hand_grad=True`,
-the default) against its autograd path, on the same CartPole rollout (process CPU time, median of repeats).
+--update-bench times one PPO minibatch step and one A2C step in this process, loomnb's hand-written gradient step
+(`hand_grad=True`, the default) against its autograd path, on the same CartPole rollout (process CPU time, median of
+repeats).
 
 --rss-breakdown prints, per library, VmHWM after each stage (import torch, import the library, build the env, build
 the model, train) in fresh subprocesses.
@@ -297,29 +298,36 @@ def summarize(results, env, libs):
 
 
 def update_bench(repeats=7, updates=5):
-    """CPU time of one PPO minibatch step (CartPole zoo settings: 256 transitions, 20 epochs per rollout), the
-    hand-written step (`hand_grad=True`) against autograd, on the same real rollout, alternating, median of repeats."""
+    """CPU time of one PPO minibatch step (CartPole zoo settings: 256 transitions, 20 epochs per rollout) and of one A2C
+    step (`FAST_CARTPOLE`: 64 transitions, Adam), the hand-written step (`hand_grad=True`) against autograd, on the same
+    real rollout, alternating, median of repeats."""
     import numpy as np, torch
     torch.set_num_threads(1)
     from loomnb.learner import Trainer
     from loomnb.algos.ppo import ppo_update
+    from loomnb.algos.a2c import a2c_update, FAST_CARTPOLE
     cfg = {k: v for k, v in ZOO["CartPole-v1"].items() if k not in NOT_LOOMNB}
-    tr = Trainer("ppo", env="CartPole-v1", seed=0, config=cfg, device="cpu")
-    tr.train(20 * 256)                       # a policy past its initial state, and a full rollout in the buffer
-    a = tr.algo
-    for g in a.optimizer.param_groups: g["lr"] = 0.0   # time the steps without moving the policy
-    res = {True: [], False: []}
-    print(f"per minibatch step, CPU us (median of {repeats} x {updates} updates x {a.config.n_epochs} steps); "
-          f"load {os.getloadavg()[0]:.1f}")
-    for r in range(repeats + 1):
-        for hand in (True, False):
-            c = a.config.merge(hand_grad=hand)
-            t0 = time.process_time()
-            for _ in range(updates): ppo_update(a.policy, a.optimizer, a.buffer, c, np.random.default_rng(r), 0.2)
-            if r: res[hand].append((time.process_time() - t0) / (updates * c.n_epochs) * 1e6)
-    h, g = _median(res[True]), _median(res[False])
-    print(f"hand-written {h:7.0f} us\nautograd     {g:7.0f} us\nratio        {h / g:7.2f}")
-    return {"hand_us": h, "autograd_us": g, "load": os.getloadavg()[0]}
+    out = {"load": os.getloadavg()[0]}
+    for algo, c0, steps in (("ppo", cfg, 20 * 256), ("a2c", FAST_CARTPOLE, 40 * 64)):
+        tr = Trainer(algo, env="CartPole-v1", seed=0, config=c0, device="cpu")
+        tr.train(steps)                          # a policy past its initial state, and a full rollout in the buffer
+        a = tr.algo
+        for g in a.optimizer.param_groups: g["lr"] = 0.0   # time the steps without moving the policy
+        n = a.config.n_epochs if algo == "ppo" else 1    # minibatch steps per update
+        res = {True: [], False: []}
+        for r in range(repeats + 1):
+            for hand in (True, False):
+                c = a.config.merge(hand_grad=hand)
+                t0 = time.process_time()
+                for _ in range(updates * (1 if algo == "ppo" else 20)):
+                    if algo == "ppo": ppo_update(a.policy, a.optimizer, a.buffer, c, np.random.default_rng(r), 0.2)
+                    else: a2c_update(a.policy, a.optimizer, a.buffer, c)
+                if r: res[hand].append((time.process_time() - t0) / (updates * (n if algo == "ppo" else 20)) * 1e6)
+        h, g = _median(res[True]), _median(res[False])
+        print(f"{algo}: per gradient step, CPU us (median of {repeats} repeats); load {os.getloadavg()[0]:.1f}")
+        print(f"  hand-written {h:7.0f} us\n  autograd     {g:7.0f} us\n  ratio        {h / g:7.2f}")
+        out.update({f"{algo}_hand_us": h, f"{algo}_autograd_us": g})
+    return out
 
 
 def main(argv=None):
@@ -332,7 +340,7 @@ def main(argv=None):
     ap.add_argument("--json", default=None, help="also write all results to this file")
     ap.add_argument("--no-sde", action="store_true", help="run SB3 without gSDE on Pendulum (the zoo uses it)")
     ap.add_argument("--rss-breakdown", action="store_true", help="print VmHWM after each stage (CartPole) and exit")
-    ap.add_argument("--update-bench", action="store_true", help="CPU time of one PPO minibatch step, hand-written vs autograd")
+    ap.add_argument("--update-bench", action="store_true", help="CPU time of one PPO minibatch step and one A2C step, hand-written vs autograd")
     ap.add_argument("--worker", nargs=3, metavar=("LIB", "SEED", "TOTAL"), help=argparse.SUPPRESS)
     ap.add_argument("--summarize", default=None, metavar="JSON", help="print the tables of a saved --json file and exit")
     ap.add_argument("--stage-worker", default=None, help=argparse.SUPPRESS)

@@ -228,6 +228,21 @@ class _NoDynamoSteps:
         for g in self.param_groups: self._step_group(g)
         return loss
 
+def _adam_state(opt, p):
+    "`opt.state[p]`, with Adam's initial state (step 0, zero moments) if empty."
+    st = opt.state[p]
+    if not st:
+        st["step"] = torch.zeros((), dtype=torch.float32, device=p.device)
+        st["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        st["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+    return st
+
+def _fused_adam(g, ps, gs, ms, vs, steps):
+    "The fused Adam kernel on one param group's lists (the step counters already advanced)."
+    b1, b2 = g["betas"]
+    torch._fused_adam_(ps, gs, ms, vs, [], steps, lr=g["lr"], beta1=b1, beta2=b2, weight_decay=g["weight_decay"],
+                       eps=g["eps"], amsgrad=False, maximize=g["maximize"], grad_scale=None, found_inf=None)
+
 class FusedAdam(_NoDynamoSteps, torch.optim.Adam):
     "`torch.optim.Adam(fused=True)` without the `torch._dynamo` import: same fused kernel, state and step hooks."
     def __init__(self, params, # Parameters or parameter groups
@@ -251,17 +266,11 @@ class FusedAdam(_NoDynamoSteps, torch.optim.Adam):
         for p in g["params"]:
             if p.grad is None: continue
             if p.grad.is_sparse: raise RuntimeError("FusedAdam does not support sparse gradients")
-            st = self.state[p]
-            if not st:
-                st["step"] = torch.zeros((), dtype=torch.float32, device=p.device)
-                st["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                st["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            st = _adam_state(self, p)
             ps.append(p); gs.append(p.grad); ms.append(st["exp_avg"]); vs.append(st["exp_avg_sq"]); steps.append(st["step"])
         if not ps: return
         torch._foreach_add_(steps, 1)
-        b1, b2 = g["betas"]
-        torch._fused_adam_(ps, gs, ms, vs, [], steps, lr=g["lr"], beta1=b1, beta2=b2, weight_decay=g["weight_decay"],
-                           eps=g["eps"], amsgrad=False, maximize=g["maximize"], grad_scale=None, found_inf=None)
+        _fused_adam(g, ps, gs, ms, vs, steps)
 
 def make_adam(params, # Parameters to optimise
               lr: float, # Learning rate
@@ -284,13 +293,7 @@ def fused_adam_stepper(opt: torch.optim.Optimizer, # The optimizer (only a `Fuse
         ps = g["params"]
         if not ps: continue
         if any(p.grad is None or p.grad.is_sparse for p in ps): return None
-        for p in ps:
-            st = opt.state[p]
-            if not st:  # FusedAdam._step_group's initial state
-                st["step"] = torch.zeros((), dtype=torch.float32, device=p.device)
-                st["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                st["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-        sts = [opt.state[p] for p in ps]
+        sts = [_adam_state(opt, p) for p in ps]
         flat = torch.stack([st["step"] for st in sts])  # the counters as views of one tensor: one add_ per step
         for i, st in enumerate(sts): st["step"] = flat[i]
         groups.append((g, [p.detach() for p in ps], [p.grad for p in ps], [st["exp_avg"] for st in sts],
@@ -300,9 +303,7 @@ def fused_adam_stepper(opt: torch.optim.Optimizer, # The optimizer (only a `Fuse
     def step():
         for g, ps, gs, ms, vs, steps, flat in groups:
             flat.add_(1)
-            b1, b2 = g["betas"]
-            torch._fused_adam_(ps, gs, ms, vs, [], steps, lr=g["lr"], beta1=b1, beta2=b2, weight_decay=g["weight_decay"],
-                               eps=g["eps"], amsgrad=False, maximize=g["maximize"], grad_scale=None, found_inf=None)
+            _fused_adam(g, ps, gs, ms, vs, steps)
     return step
 
 # %% ../nbs/36_nets.ipynb #c037

@@ -336,12 +336,15 @@ class _SQLiteCore(_MemoryBase):
                                       [(model_id, i, encode_weights(p)) for i, p in zip(range(len(parts)) if idx is None else idx, parts)])
         self._cache[model_id] = (rev + 1, dict(weights)); self._layout[model_id] = per
     def _txn(self, body):
+        "`body()` in one write transaction; on any error it is rolled back and the weights cached meanwhile are forgotten."
         c = self._c
         with self._wlock:
             c.execute("BEGIN IMMEDIATE")
-            try: out = body()
-            except BaseException: c.execute("ROLLBACK"); raise
-            c.execute("COMMIT"); return out
+            try: out = body(); c.execute("COMMIT"); return out
+            except BaseException:
+                self._cache.clear(); self._layout.clear()  # they may hold what was just rolled back: reload from the database
+                if c.in_transaction: c.execute("ROLLBACK")
+                raise
 
     async def load_weights(self, model_id: str) -> dict | None:
         "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
@@ -381,19 +384,16 @@ class _SQLiteCore(_MemoryBase):
         "In one transaction: `new, out = fn(weights)`; save `new` unless None; store `experience`; return `out`."
         rev, w = self._cache.get(model_id, (None, None))
         pre = fn(w) if w is not None else None  # optimistic: computed from the cached revision before taking the write lock
-        c = self._c
-        with self._wlock:
-            c.execute("BEGIN IMMEDIATE")
-            try:
-                if pre is not None and pre[0] is not None and self._try_write(model_id, rev, w, pre[0], touched): out = pre[1]
-                else:  # cold cache, or another process wrote since: load under the lock and recompute
-                    rev, w = self._load(model_id)
-                    new, out = fn(w)
-                    if new is not None: self._save(model_id, rev, new, old=w)
-                if experience is not None: self._insert_exps(model_id, (experience,))
-                if experiences: self._insert_exps(model_id, experiences)
-            except BaseException: c.execute("ROLLBACK"); raise
-            c.execute("COMMIT"); return out
+        def body():
+            if pre is not None and pre[0] is not None and self._try_write(model_id, rev, w, pre[0], touched): out = pre[1]
+            else:  # cold cache, or another process wrote since: load under the lock and recompute
+                rev1, w1 = self._load(model_id)
+                new, out = fn(w1)
+                if new is not None: self._save(model_id, rev1, new, old=w1)
+            if experience is not None: self._insert_exps(model_id, (experience,))
+            if experiences: self._insert_exps(model_id, experiences)
+            return out
+        return self._txn(body)
 
 # %% ../../nbs/92_bandits.memory.ipynb #c026
 _INSERT_EXP = "INSERT INTO experiences (model_id, ts, priority, record) VALUES (?, ?, ?, ?)"

@@ -265,8 +265,11 @@ class RedisLockProvider:
 
 # %% ../../nbs/94_bandits.service.ipynb #c022
 def _experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions):
+    "A feedback's stored record (`store_experience` keywords), its fields converted here: a bad one raises before any write."
     return dict(state_vector=state_vector, action_index=int(action_index), reward=float(reward),
-                next_state_vector=next_state_vector, propensity=propensity, available_actions=available_actions)
+                next_state_vector=None if next_state_vector is None else np.ascontiguousarray(next_state_vector, dtype=np.float64),
+                propensity=None if propensity is None else float(propensity),
+                available_actions=None if available_actions is None else np.ascontiguousarray(available_actions, dtype=np.int64))
 
 def _checked_update(algorithm, w, x, a, r, x2, one) -> tuple:
     "One online update of weights `w`, validated (only action `a`'s rows when `one`): (new weights, TD error)."
@@ -377,6 +380,10 @@ class OnlineTrainer(_OfflineMixin, _TrainerBase):
         one = getattr(algorithm, "updates_one_action", False) and all(type(f[1]) is int and f[1] >= 0 for f in fbs)
         many = getattr(algorithm, "update_many_sync", None)
         bad: dict[int, BaseException] = {}
+        exps: dict[int, dict] = {}
+        for i, f in enumerate(fbs):  # a bad stored field (next state, propensity, ...) fails its own caller, before any write
+            try: exps[i] = _experience(*f)
+            except (ValueError, TypeError) as e: bad[i] = e
         while True:
             todo = [i for i in range(len(fbs)) if i not in bad]
             if not todo: return [bad[i] for i in range(len(fbs))]
@@ -395,12 +402,12 @@ class OnlineTrainer(_OfflineMixin, _TrainerBase):
                     except (ValueError, TypeError, WeightSchemaError) as e: raise _BadFeedback(i, e) from e
                     w = new; tds.append(td)
                 return w, (w, tds)
-            exps = [_experience(*fbs[i]) for i in todo]
+            ex = [exps[i] for i in todo]
             touched = sorted({fbs[i][1] for i in todo}) if one else None
             try:
                 async with self._guard(model_id):
-                    new, tds = await self.resilience.call(memory.atomic_update, model_id, step, experience=exps[0],
-                                                          touched=touched, experiences=exps[1:])
+                    new, tds = await self.resilience.call(memory.atomic_update, model_id, step, experience=ex[0],
+                                                          touched=touched, experiences=ex[1:])
                     await self._after_write(model_id, algorithm, memory, new, len(todo))
             except _BadFeedback as e:  # one caller's input is invalid: fail that caller only, write the others
                 bad[e.index] = e.error; continue
@@ -495,8 +502,9 @@ async def _batched(self, model_id, algorithm, memory, state_vector, action_index
         b = self._batches.get(model_id)
         if b is None: b = self._batches[model_id] = _Batch(await self.resilience.call(memory.load_weights, model_id))
         w = b.weights
-        b.weights, td = _checked_update(algorithm, w, state_vector, action_index, reward, next_state_vector, one)
-        b.exps.append(_experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions))
+        new, td = _checked_update(algorithm, w, state_vector, action_index, reward, next_state_vector, one)
+        exp = _experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions)
+        b.weights = new; b.exps.append(exp)  # (both or neither: a bad field must not leave the batch unable to commit)
         if one and b.touched is not None: b.touched.add(action_index)
         else: b.touched = None
         u = self._updates[model_id] = self._updates.get(model_id, 0) + 1

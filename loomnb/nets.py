@@ -286,7 +286,7 @@ def fused_adam_stepper(opt: torch.optim.Optimizer, # The optimizer (only a `Fuse
                       ): # A zero-argument function doing `opt.step()`'s update, or None
     "`opt.step()` as a function with its lists built once, for a hook-free `FusedAdam` whose `.grad` tensors persist."
     if (type(opt) is not FusedAdam or opt._optimizer_step_pre_hooks or opt._optimizer_step_post_hooks
-            or _GLOBAL_PRE or _GLOBAL_POST): return None
+            or _GLOBAL_PRE or _GLOBAL_POST or "step" in vars(opt)): return None   # (a wrapped step: an LR scheduler's)
     groups = []
     for g in opt.param_groups:
         if g.get("amsgrad") or g.get("decoupled_weight_decay"): return None

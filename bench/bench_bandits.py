@@ -16,7 +16,7 @@ Service rows: get_action then process_feedback through ReinforcementLearningServ
 shares transactions). A "no group" row turns group_commit off under the same concurrency; "feedback only" rows make
 the decisions first (not timed) and then send the feedbacks concurrently (also at --also-clients, for the p99).
 """
-import argparse, asyncio, platform, statistics, tempfile, time, os
+import argparse, asyncio, platform, shutil, statistics, tempfile, time, os
 import numpy as np
 from loomnb.bandits.algorithms import linear_problem, make_algorithm
 
@@ -228,6 +228,7 @@ def bench_service(events, clients=16, full=True, extra_clients=(8,)):
                   + (f" | {r['groups']} writes" if r["groups"] else ""), flush=True)
     finally:
         if srv is not None: srv.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
     return rows
 
 
@@ -268,6 +269,7 @@ def bench_breakdown(events, clients_list=(16, 1), repeats=4):
         for (db, off), v in res.items():
             what = "full path, database file" if db == "file" and not off else ("in-memory database (no WAL writes)" if db != "file" else "without " + ", ".join(off))
             print(f"| {what} | {min(v) * 1e6:.1f} | {(base - min(v)) * 1e6:+.1f} |")
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 SLOW_PEERS = ("MABWiser LinUCB", "contextualbandits LinUCB", "River LinUCBDisjoint")  # 0.4-1.1k rounds/s: minutes per seed

@@ -397,28 +397,28 @@ class _SQLiteCore(_MemoryBase):
 
 # %% ../../nbs/92_bandits.memory.ipynb #c026
 _INSERT_EXP = "INSERT INTO experiences (model_id, ts, priority, record) VALUES (?, ?, ?, ?)"
+_EXP_FIELDS = frozenset(("state_vector", "action_index", "reward", "next_state_vector", "propensity", "available_actions",
+                         "priority", "timestamp"))  # the keywords of `store_experience`
 
 class _SQLiteExperiences(_SQLiteCore):
     "Experiences, priorities and statistics of the SQLite memory."
-    def _exp_row(self, model_id, state_vector, action_index, reward, next_state_vector=None, propensity=None,
-                 available_actions=None, priority=None, timestamp=None) -> tuple:
-        ts = time.time() if timestamp is None else float(timestamp)
-        rec = pack_experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions, ts)
-        return model_id, ts, 1.0 if priority is None else float(priority), rec
-    def _insert_exp(self, model_id, *args, **kwargs):
-        return str(self._c.execute(_INSERT_EXP, self._exp_row(model_id, *args, **kwargs)).lastrowid)
-    def _insert_exps(self, model_id, experiences):
-        "Insert experiences (`store_experience` keyword dicts) with one executemany; those without a timestamp get the transaction's."
+    def _exp_rows(self, model_id, experiences) -> list[tuple]:
+        "Table rows of experiences (`store_experience` keyword dicts); those without a timestamp share one."
         now, g, rows = time.time(), dict.get, []
         for e in experiences:
+            if not e.keys() <= _EXP_FIELDS: raise TypeError(f"unknown experience fields {sorted(e.keys() - _EXP_FIELDS)}")
             ts = now if (t := g(e, "timestamp")) is None else float(t)
             rows.append((model_id, ts, 1.0 if (p := g(e, "priority")) is None else float(p),
                          pack_experience(e["state_vector"], e["action_index"], e["reward"], g(e, "next_state_vector"),
                                          g(e, "propensity"), g(e, "available_actions"), ts)))
-        self._c.executemany(_INSERT_EXP, rows)
+        return rows
+    def _insert_exps(self, model_id, experiences):
+        "Insert experiences with one executemany."
+        self._c.executemany(_INSERT_EXP, self._exp_rows(model_id, experiences))
     async def store_experience(self, model_id, state_vector, action_index, reward, next_state_vector=None, **extra) -> str:
         "Record one interaction (extra: propensity, available_actions, priority, timestamp); returns its id."
-        return self._insert_exp(model_id, state_vector, action_index, reward, next_state_vector, **extra)
+        e = dict(state_vector=state_vector, action_index=action_index, reward=reward, next_state_vector=next_state_vector, **extra)
+        return str(self._c.execute(_INSERT_EXP, self._exp_rows(model_id, (e,))[0]).lastrowid)
     async def count_experiences(self, model_id: str) -> int:
         return self._c.execute("SELECT COUNT(*) FROM experiences WHERE model_id = ?", (model_id,)).fetchone()[0]
     async def sample_experiences(self, model_id: str, batch_size: int) -> list[StoredExperience]:

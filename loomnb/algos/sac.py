@@ -127,10 +127,11 @@ def sac_step_hand(actor: SquashedGaussianPolicy, # Default actor (`relu_mlp_laye
                   actor_opt, critic_opt, log_alpha, fixed_alpha, target_entropy, # as in `sac_step`
                   batch: TorchBatch, # Minibatch
                   layers: list, # `relu_mlp_layers(actor.net)`
+                  ws: dict | None=None, # Workspace of scratch buffers reused across steps (`loomnb.qnets.scratch`)
                  ) -> torch.Tensor: # stats [6] in the order of `SAC_STATS`
     "`sac_step` for the default networks with hand-written gradients (no autograd graph)."
     obs, B, ad = batch.obs, batch.obs.shape[0], actor.act_dim
-    out, hs = mlp_forward(layers, torch.cat([obs, batch.next_obs]))
+    out, hs = mlp_forward(layers, torch.cat([obs, batch.next_obs]), ws)   # hs ("mf" buffers) live until mlp_backward
     mean, ls_raw = out[:, :ad], out[:, ad:]
     ls = ls_raw.clamp(actor.log_std_min, actor.log_std_max)
     eps = obs.new_empty(2 * B, ad); eps[:B].normal_(); eps[B:].normal_()   # the draws of sample(s), then sample(s')
@@ -138,20 +139,20 @@ def sac_step_hand(actor: SquashedGaussianPolicy, # Default actor (`relu_mlp_laye
     a, logp2 = torch.tanh(u), squashed_gaussian_logprob(u, mean, ls)
     logp = logp2[:B]
     alpha = log_alpha.exp() if log_alpha is not None else fixed_alpha
-    qt = ensemble_forward(critic_target, torch.cat([batch.next_obs, a[B:]], 1))[0]
+    qt = ensemble_forward(critic_target, torch.cat([batch.next_obs, a[B:]], 1), None, ws)[0]   # qt: fresh
     y = sac_critic_target(qt, logp2[B:], batch.rewards, batch.terminated, batch.discounts, alpha)
-    q, chs = ensemble_forward(critic, torch.cat([obs, batch.actions], 1))
+    q, chs = ensemble_forward(critic, torch.cat([obs, batch.actions], 1), None, ws)   # (overwrites the target's "ef")
     d = q - y
     critic_loss = 0.5 * d.pow(2).mean(1).sum()
-    ensemble_backward(critic, chs, d.mul_(1.0 / B)); step_fast(critic_opt)
-    qp, phs = ensemble_forward(critic, torch.cat([obs, a[:B]], 1))       # through the updated critics
+    ensemble_backward(critic, chs, d.mul_(1.0 / B), ws); step_fast(critic_opt)   # "eb" buffers; chs dead after
+    qp, phs = ensemble_forward(critic, torch.cat([obs, a[:B]], 1), None, ws)   # through the updated critics ("ef" again)
     qmin, idx = qp.min(0)
-    ga = ensemble_action_grad(critic, phs, idx, -1.0 / B, ad)             # d(-mean min Q)/da
+    ga = ensemble_action_grad(critic, phs, idx, -1.0 / B, ad, ws)         # d(-mean min Q)/da; ga fresh ("ag*" inside)
     a1, ab = a[:B], alpha / B
     gu = ga.mul_(1.0 - a1 * a1).add_(2.0 * ab * a1)                         # through tanh, plus alpha * dlogpi/du
     lr = ls_raw[:B]
     gls = (gu * (u[:B] - mean[:B]) - ab) * ((lr >= actor.log_std_min) & (lr <= actor.log_std_max))
-    mlp_backward(layers, hs, torch.cat([gu, gls], 1))
+    mlp_backward(layers, hs, torch.cat([gu, gls], 1), False, ws)           # "mb" buffers
     mlogp, z = logp.mean(), torch.zeros(())
     alpha_loss = z if log_alpha is None else -log_alpha * (mlogp + target_entropy)   # before the step moves log_alpha
     if log_alpha is not None:
@@ -168,7 +169,7 @@ def hand_grad_layers(actor, critic, critic_target, # The networks of an algorith
           and isinstance(critic.act_fn, nn.ReLU) and next(critic.parameters()).device.type == "cpu")
     return relu_mlp_layers(actor.net) if ok else None
 
-# %% ../../nbs/43_algos.sac.ipynb #c022
+# %% ../../nbs/43_algos.sac.ipynb #c023
 class SAC(OffPolicyAlgorithm):
     "Soft actor-critic with automatic entropy tuning on the shared off-policy loop."
     name = "sac"
@@ -189,6 +190,7 @@ class SAC(OffPolicyAlgorithm):
         self.actor_opt = make_adam(self._p["actor"], c.learning_rate)   # log_alpha rides along (same lr, elementwise)
         self.critic_opt = make_adam(self._cp, c.learning_rate)
         self._layers = hand_grad_layers(self.actor, self.critic, self.critic_target) if c.hand_grad else None
+        self._ws = {}   # scratch buffers of the hand-written step, reused across steps (not checkpointed)
 
     def _nets(self): return {"actor": self.actor, "critic": self.critic, "critic_target": self.critic_target}
     def _optims(self): return {"actor_opt": self.actor_opt, "critic_opt": self.critic_opt}
@@ -207,7 +209,7 @@ class SAC(OffPolicyAlgorithm):
 
     def _train(self, n: int, state: TrainState) -> dict:
         c, stats = self.config, []
-        step, last = (sac_step, self._p) if self._layers is None else (sac_step_hand, self._layers)
+        step, last = (sac_step, self._p) if self._layers is None else (lambda *a: sac_step_hand(*a, self._ws), self._layers)
         for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
             stats.append(step(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt,
                               self.log_alpha, c.ent_coef, self.target_entropy, b, last))

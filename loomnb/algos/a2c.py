@@ -91,11 +91,12 @@ def a2c_update(policy: torch.nn.Module, # Policy with the rlox interface
                buffer: RolloutBuffer, # Rollout with advantages computed
                cfg: A2CConfig, # Hyperparameters
                device=None, # Torch device of the policy
+               hand=None, # A still `valid` `ppo_hand_grad(policy, optimizer)` kept by the caller, False: autograd, None: decide here
               ) -> dict:
     "One gradient step on the full rollout; returns namespaced metrics."
     d = buffer.tensors(device)
-    hand = ppo_hand_grad(policy, optimizer) if getattr(cfg, "hand_grad", False) else None
-    if hand is not None:
+    if hand is None: hand = ppo_hand_grad(policy, optimizer) if getattr(cfg, "hand_grad", False) else None
+    if hand:
         vals = [*a2c_step_hand(hand, d, cfg).tolist(), hand.clip_and_step(cfg.max_grad_norm)]
     else:
         logp, ent, v = policy_evaluate(policy, d.obs, d.actions)
@@ -121,17 +122,23 @@ class A2C(PPO):
         if c.optimizer == "adam": return make_adam(self.policy.parameters(), c.learning_rate, c.optim_eps)
         return ForeachRMSprop(self.policy.parameters(), lr=c.learning_rate, alpha=c.rmsprop_alpha, eps=c.optim_eps)
 
+    def _hand_grad(self):
+        "`ppo_hand_grad(policy, optimizer)`, kept between updates while it is `valid` (PPO amortises it over minibatches)."
+        h = getattr(self, "_hand", None)
+        if h is None or not h.valid(self.policy, self.optimizer): h = self._hand = ppo_hand_grad(self.policy, self.optimizer)
+        return h
+
     def update(self, state: TrainState) -> dict:
         "One annealed `a2c_update` on the collected rollout."
         t0, c = time.perf_counter(), self.config
         lr = c.learning_rate * state.progress_remaining if c.anneal_lr else c.learning_rate
         for g in self.optimizer.param_groups: g["lr"] = lr
-        m = a2c_update(self.policy, self.optimizer, self.buffer, c, self.device)
+        m = a2c_update(self.policy, self.optimizer, self.buffer, c, self.device, self._hand_grad() if c.hand_grad else False)
         state.n_updates += 1
         return {**m, "train/lr": lr, "time/update": time.perf_counter() - t0}
 
 register_algorithm("a2c", A2C)
 
-# %% ../../nbs/41_algos.a2c.ipynb #c024
+# %% ../../nbs/41_algos.a2c.ipynb #c028
 FAST_CARTPOLE = dict(n_envs=8, n_steps=8, learning_rate=2e-3, optimizer="adam", gamma=0.98, gae_lambda=0.9,
                      normalize_advantages=True, ent_coef=0.0, anneal_lr=True)

@@ -15,6 +15,7 @@ from ..core import Config, ConfigError
 from ..nets import make_policy, check_policy, policy_evaluate, policy_act, make_adam
 from ..nets import DiscretePolicy, GaussianPolicy, tanh_mlp_layers, tanh_mlp_forward, tanh_mlp_backward, fused_adam_stepper
 from ..buffers.rollout import RolloutBuffer, RolloutBatch
+from torch.optim.optimizer import _global_optimizer_pre_hooks, _global_optimizer_post_hooks
 from ..collect import Collector
 from ..learner import Algorithm, TrainState, register_algorithm
 
@@ -131,6 +132,15 @@ class PPOHandGrad:
         self.log_std = None if self.discrete else policy.log_std.detach()
         self.log_std_grad = None if self.discrete else policy.log_std.grad
         self.optimizer, self._step = optimizer, fused_adam_stepper(optimizer)
+        self.policy, self.params = policy, ps
+        self._objs, self._ints = _hand_snapshot(self, policy if sync is None else getattr(sync, "__self__", policy), optimizer)
+
+    def valid(self, policy: torch.nn.Module, # The policy `ppo_hand_grad` was given
+              optimizer: torch.optim.Optimizer, # Its optimizer
+             ) -> bool:
+        "Whether this state still describes `policy` and `optimizer` (`_hand_snapshot` unchanged): cheaper than a rebuild."
+        objs, ints = _hand_snapshot(self, policy, optimizer)
+        return len(objs) == len(self._objs) and all(a is b for a, b in zip(objs, self._objs)) and ints == self._ints
 
     @torch.no_grad()
     def clip_and_step(self, max_grad_norm: float) -> float:
@@ -172,6 +182,34 @@ def ppo_hand_grad(policy: torch.nn.Module, # The policy
     return PPOHandGrad(policy, optimizer, sync)
 
 # %% ../../nbs/40_algos.ppo.ipynb #c020
+def _hand_snapshot(h: PPOHandGrad, policy, optimizer) -> tuple[list, list]:
+    "What `h` holds on to: objects (compared by identity; `h` keeps them alive) and storage addresses and hook flags."
+    outer = policy
+    if getattr(policy, "average_grads_", None) is not None: policy = policy.module
+    mods = list(policy.modules())
+    ps = [p for m in mods for p in m._parameters.values() if p is not None]   # (shared ones repeat: a mismatch)
+    gs = [p.grad for p in ps]
+    pgs = optimizer.param_groups
+    objs = [outer, optimizer, *mods, *ps, *gs, pgs, *pgs, *(p for g in pgs for p in g["params"])]
+    ints = [p.data_ptr() for p in ps] + [-1 if g is None else g.data_ptr() for g in gs]
+    M = torch.nn.modules.module   # hooks autograd would run and the hand-written step would not (as `_runs_hooks`)
+    ints.append(bool(M._global_forward_hooks or M._global_forward_pre_hooks or M._global_backward_hooks
+                     or M._global_backward_pre_hooks
+                     or any(m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks for m in mods)
+                     or any(p._backward_hooks or p._post_accumulate_grad_hooks for p in ps)))
+    if h._step is not None:   # the fused Adam step holds the param groups and state tensors
+        st = optimizer.state
+        objs.append(st)
+        for g in pgs:
+            for p in g["params"]:
+                s = st.get(p); objs.append(s)
+                if s: objs += s.values()
+    o = optimizer   # (what decides between the fused step and `optimizer.step()`)
+    ints.append(bool(o._optimizer_step_pre_hooks or o._optimizer_step_post_hooks or "step" in vars(o)
+                     or _global_optimizer_pre_hooks or _global_optimizer_post_hooks))
+    return objs, ints
+
+# %% ../../nbs/40_algos.ppo.ipynb #c022
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 @torch.no_grad()
@@ -251,7 +289,7 @@ def ppo_step_hand(h: PPOHandGrad, # From `ppo_hand_grad`
     return torch.stack([-torch.where(keep, r1, r2).mean(), vl, entm,
                         ((ratio - 1) - logratio).mean(), ((ratio - 1).abs() > eps).float().mean()])
 
-# %% ../../nbs/40_algos.ppo.ipynb #c022
+# %% ../../nbs/40_algos.ppo.ipynb #c024
 def explained_variance(y_pred: np.ndarray, y_true: np.ndarray) -> float:
     "1 - Var[y_true - y_pred] / Var[y_true] (nan when Var[y_true] = 0)."
     vy = float(np.var(y_true))
@@ -307,7 +345,7 @@ def ppo_update(policy: torch.nn.Module, # Policy with the rlox interface
                 "train/n_updates": n, "train/epochs": epochs})
     return out
 
-# %% ../../nbs/40_algos.ppo.ipynb #c031
+# %% ../../nbs/40_algos.ppo.ipynb #c033
 class PPO(Algorithm):
     "Proximal Policy Optimization, composed from loomnb's collector, buffer, GAE kernel and `ppo_update`."
     config_cls = PPOConfig
@@ -374,6 +412,6 @@ class PPO(Algorithm):
 
 register_algorithm("ppo", PPO)
 
-# %% ../../nbs/40_algos.ppo.ipynb #c034
+# %% ../../nbs/40_algos.ppo.ipynb #c036
 ZOO_CARTPOLE = dict(n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
                     learning_rate=1e-3, clip_eps=0.2, anneal_lr=True, anneal_clip=True, clip_vloss=False)

@@ -46,6 +46,7 @@ class RLMemorySettings(Config):
     redis_pipelined: bool = True                # Redis: send the hot-path scripts on one pipelined connection parsed by hiredis (when installed and the URL is TCP)
     sqlite_checkpoint_interval_s: float = 0.25  # SQLite: a background thread moves the WAL into the database this often (passive checkpoints, off the write path); 0 = SQLite's automatic checkpoint inside a commit (a few ms every ~1000 pages)
     sqlite_wal_restart_mb: float = 64.0         # SQLite with the checkpoint thread: once the WAL holds this many MB, the thread takes this process's write lock while it copies the rest (8-18 ms measured under load; a write arriving meanwhile blocks the event loop), so that the WAL restarts instead of growing while writes never pause; 0 = never
+    sqlite_experience_index: bool = False       # SQLite: index experiences by (model_id, ts): replay queries of one model in a database of many, and `max_experience_age_seconds` filters, read only that model's recent rows, but every feedback commit writes one more page (an index leaf: ~1 of 4 WAL frames); False drops an existing index on open
 
     def validate(self):
         self.check_choice("backend", ["sqlite", "redis"]); self.check_choice("sampling_mode", ["uniform", "prioritized"])
@@ -253,7 +254,6 @@ CREATE TABLE IF NOT EXISTS weight_parts (model_id TEXT NOT NULL, part INTEGER NO
     PRIMARY KEY (model_id, part));
 CREATE TABLE IF NOT EXISTS experiences (id INTEGER PRIMARY KEY, model_id TEXT NOT NULL, ts REAL NOT NULL,
     priority REAL NOT NULL, record BLOB NOT NULL);
-CREATE INDEX IF NOT EXISTS experiences_model_ts ON experiences (model_id, ts);
 CREATE TABLE IF NOT EXISTS versions (model_id TEXT NOT NULL, num INTEGER NOT NULL, created REAL NOT NULL,
     blob BLOB NOT NULL, metadata TEXT NOT NULL, PRIMARY KEY (model_id, num));
 CREATE TABLE IF NOT EXISTS pointers (model_id TEXT PRIMARY KEY, current INTEGER, previous INTEGER, next INTEGER NOT NULL);
@@ -261,6 +261,13 @@ CREATE TABLE IF NOT EXISTS stats (model_id TEXT PRIMARY KEY, value TEXT NOT NULL
 CREATE TABLE IF NOT EXISTS pending (decision_id TEXT PRIMARY KEY, model_id TEXT NOT NULL, deadline REAL NOT NULL, record BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS pending_deadline ON pending (deadline);
 """
+_EXP_INDEX = "experiences_model_ts"  # the (model_id, ts) index, created by default before sqlite_experience_index existed
+
+def _sync_exp_index(c: sqlite3.Connection, want: bool) -> None:
+    "Create or drop the experiences index so that the database matches `want` (no write when it already does)."
+    has = c.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (_EXP_INDEX,)).fetchone() is not None
+    if want and not has: c.execute(f"CREATE INDEX IF NOT EXISTS {_EXP_INDEX} ON experiences (model_id, ts)")
+    elif has and not want: c.execute(f"DROP INDEX IF EXISTS {_EXP_INDEX}")
 
 class _WalCheckpointer:
     "A daemon thread running passive WAL checkpoints on its own connection every `interval` seconds until `stop()`."
@@ -302,7 +309,7 @@ class _SQLiteCore(_MemoryBase):
         c.execute(f"PRAGMA busy_timeout={int(self.settings.busy_timeout_ms)}")
         if self.path != ":memory:": c.execute("PRAGMA journal_mode=WAL")
         c.execute(f"PRAGMA synchronous={self.settings.sqlite_synchronous}")
-        c.executescript(_SCHEMA)
+        c.executescript(_SCHEMA); _sync_exp_index(c, self.settings.sqlite_experience_index)
         self.conn, self._ready = c, True
         if self.path != ":memory:" and self.settings.sqlite_checkpoint_interval_s > 0:
             c.execute("PRAGMA wal_autocheckpoint=0")  # commits never checkpoint: the thread below does, off the write path
@@ -514,7 +521,7 @@ class SQLiteRLMemory(_SQLiteExperiences):
             return f"v{target}"
         return self._txn(body)
 
-# %% ../../nbs/92_bandits.memory.ipynb #c041
+# %% ../../nbs/92_bandits.memory.ipynb #c044
 _LUA_CAS = """
 local rev = tonumber(redis.call('GET', KEYS[1]) or '0')
 if rev ~= tonumber(ARGV[1]) then return {0, rev, redis.call('GET', KEYS[2]), redis.call('HGETALL', KEYS[7])} end
@@ -785,7 +792,7 @@ class _RedisCore(_MemoryBase):
             self.cas_retries += 1
             rev = int(res[1]); w = self._from_reply(model_id, rev, res[2], res[3])
 
-# %% ../../nbs/92_bandits.memory.ipynb #c043
+# %% ../../nbs/92_bandits.memory.ipynb #c046
 class RedisRLMemory(_RedisCore):
     "Redis memory: optimistic compare-and-set updates in Lua, shared by any number of processes and hosts."
     async def store_experience(self, model_id, state_vector, action_index, reward, next_state_vector=None, **extra) -> str:
@@ -883,7 +890,7 @@ class RedisRLMemory(_RedisCore):
         self._cache[model_id] = (int(rev), w); self._layout[model_id] = per
         return f"v{target}"
 
-# %% ../../nbs/92_bandits.memory.ipynb #c045
+# %% ../../nbs/92_bandits.memory.ipynb #c048
 class RedisServer:
     "A private redis-server on a free 127.0.0.1 port, started and stopped by the caller."
     def __init__(self, binary: str="redis-server"): # Name or path of the server executable

@@ -151,7 +151,21 @@ class TrainState:
         "1 at the start, 0 at `total_timesteps` (for linear schedules)."
         return max(0.0, 1.0 - self.global_step / self.total_timesteps) if self.total_timesteps else 1.0
     @property
-    def mean_reward(self) -> float: return float(np.mean(self.ep_returns)) if self.ep_returns else float("nan")
+    def mean_reward(self) -> float:
+        "Mean return of the recorded episodes (NaN before the first)."
+        return self._mean("ep_returns")
+    @property
+    def mean_length(self) -> float:
+        "Mean length of the recorded episodes (NaN before the first)."
+        return self._mean("ep_lengths")
+
+    def _mean(self, k: str) -> float:
+        "`float(np.mean(deque))`, computed again only when the deque's contents changed (off-policy loops ask every step)."
+        xs = list(getattr(self, k))   # (~2 us with the comparison, np.mean ~15 us: an episode ends every tens of steps)
+        memo = self.__dict__.get("_memo_" + k)   # (not a field: not in `state_dict`, `asdict` or the repr)
+        if memo is None or memo[0] != xs:
+            memo = self.__dict__["_memo_" + k] = (xs, float(np.mean(xs)) if xs else float("nan"))
+        return memo[1]
 
     def add_episodes(self, returns, lengths):
         "Record finished episodes."
@@ -166,7 +180,7 @@ class TrainState:
             if k in ("ep_returns", "ep_lengths"): getattr(self, k).clear(); getattr(self, k).extend(v)
             elif k in {f.name for f in dataclasses.fields(self)}: setattr(self, k, v)
 
-# %% ../../nbs/38_learner.ipynb #c016
+# %% ../../nbs/38_learner.ipynb #c017
 class CancelFitException(Exception):
     "Raise from any callback event to stop training cleanly."
 
@@ -192,7 +206,7 @@ def _overrides(cb, event: str) -> bool:
     f = getattr(type(cb), event, None)
     return f is not None and f is not getattr(Callback, event)
 
-# %% ../../nbs/38_learner.ipynb #c018
+# %% ../../nbs/38_learner.ipynb #c019
 class Algorithm:
     "Base class of the algorithms `Trainer` drives (see the table above)."
     config_cls: type = Config
@@ -222,7 +236,7 @@ def register_algorithm(name: str, # Lower-case name used by `Trainer(name, ...)`
     if "name" not in vars(cls) or not vars(cls)["name"]: cls.name = name.lower()  # subclasses get their own name
     return cls
 
-# %% ../../nbs/38_learner.ipynb #c019
+# %% ../../nbs/38_learner.ipynb #c020
 def _builtin_algo_names() -> list[str]:
     "Names of the `loomnb.algos.<name>` modules that exist in this install."
     import pkgutil
@@ -249,7 +263,7 @@ def algorithms_supporting(space_name: str) -> list[str]:
         except Exception: pass
     return sorted(k for k, c in ALGORITHMS.items() if space_name in getattr(c, "action_spaces", ()))
 
-# %% ../../nbs/38_learner.ipynb #c021
+# %% ../../nbs/38_learner.ipynb #c022
 CHECKPOINT_FORMAT, CHECKPOINT_VERSION = "loomnb.checkpoint", 1
 
 class CheckpointError(ValueError):
@@ -272,7 +286,7 @@ def from_safe(obj):
     if isinstance(obj, (list, tuple)): return type(obj)(from_safe(v) for v in obj)
     return obj
 
-# %% ../../nbs/38_learner.ipynb #c022
+# %% ../../nbs/38_learner.ipynb #c023
 def load_checkpoint(path, # File written by `Trainer.save`
                     map_location="cpu", # Where tensors are loaded
                    ) -> dict:
@@ -297,7 +311,7 @@ def load_checkpoint(path, # File written by `Trainer.save`
     if missing: raise CheckpointError(f"{str(p)!r} is an incomplete loomnb checkpoint: missing {', '.join(missing)}")
     return ck
 
-# %% ../../nbs/38_learner.ipynb #c024
+# %% ../../nbs/38_learner.ipynb #c025
 def _space_name(sp) -> str: return type(sp).__name__
 
 def _resolve_config(cls, config, n_envs):
@@ -322,7 +336,7 @@ def _make_env(env, n_envs: int, seed):
         raise ConfigError(f"`env` has num_envs={env.num_envs} but the config asks for n_envs={n_envs}; pass n_envs={env.num_envs}")
     return env
 
-# %% ../../nbs/38_learner.ipynb #c025
+# %% ../../nbs/38_learner.ipynb #c026
 def _env_record(env) -> dict:
     sp = getattr(env, "spec", None)
     rec = {"id": getattr(sp, "id", None), "name": getattr(sp, "name", None), "version": getattr(sp, "version", None),
@@ -333,7 +347,7 @@ def _env_record(env) -> dict:
     if callable(getattr(env, "state_dict", None)): rec["normalization"] = to_safe(env.state_dict())
     return rec
 
-# %% ../../nbs/38_learner.ipynb #c026
+# %% ../../nbs/38_learner.ipynb #c027
 class Trainer:
     "Train any registered algorithm on a vector env, with callbacks, logging and exact-resume checkpoints."
     def __init__(self, algo, # Registered algorithm name or an `Algorithm` subclass
@@ -437,7 +451,7 @@ class Trainer:
                 s.iteration += 1
                 s.time_elapsed = elapsed0 + time.perf_counter() - t_start
                 s.metrics = {**m, "rollout/ep_return": s.mean_reward,
-                             "rollout/ep_length": float(np.mean(s.ep_lengths)) if s.ep_lengths else float("nan"),
+                             "rollout/ep_length": s.mean_length,
                              "time/sps": (s.global_step - step0) / max(time.perf_counter() - t_start, 1e-9),
                              "time/total_timesteps": s.global_step, "time/iterations": s.iteration}
                 self._event("after_update")

@@ -31,7 +31,9 @@ loads instead of compiling it in every process; `LOOMNB_LEAN_NUMBA=0` in the env
 
 --update-bench times one PPO minibatch step and one A2C step in this process, loomnb's hand-written gradient step
 (`hand_grad=True`, the default) against its autograd path, on the same CartPole rollout (process CPU time, median of
-repeats).
+repeats); for A2C also the step as `A2C.update` runs it, with the hand-written state kept between updates.
+
+--a2c-run times whole 20k-step A2C CartPole runs with that state kept against rebuilt every update.
 
 --rss-breakdown prints, per library, VmHWM after each stage (import torch, import the library, build the env, build
 the model, train) in fresh subprocesses.
@@ -43,6 +45,7 @@ Usage:
     python bench/bench_ppo.py --env Pendulum-v1 --libs loomnb,sb3 --json bench/results/ppo_pendulum.json
     python bench/bench_ppo.py --rss-breakdown
     python bench/bench_ppo.py --update-bench
+    python bench/bench_ppo.py --a2c-run
 """
 from __future__ import annotations
 import argparse, json, os, resource, subprocess, sys, time
@@ -338,6 +341,28 @@ def update_bench(repeats=7, updates=5):
     return out
 
 
+def a2c_run_bench(steps=20_000, repeats=3):
+    """Process CPU time of a whole A2C CartPole run (default config: 8 envs x 5 steps, RMSprop) with the hand-written
+    step's state kept between updates (`A2C.update`) against rebuilt every update, alternating, median of repeats."""
+    import torch
+    torch.set_num_threads(1)
+    from loomnb.learner import Trainer
+    from loomnb.algos.ppo import ppo_hand_grad
+    res = {True: [], False: []}
+    for r in range(repeats + 1):
+        for keep in (True, False):
+            tr = Trainer("a2c", env="CartPole-v1", seed=0, device="cpu")
+            a = tr.algo
+            if not keep: a._hand_grad = lambda a=a: ppo_hand_grad(a.policy, a.optimizer)
+            t0 = time.process_time()
+            tr.train(steps)
+            if r: res[keep].append(time.process_time() - t0)
+    k, b = _median(res[True]), _median(res[False])
+    print(f"a2c CartPole {steps} steps, CPU s (median of {repeats} repeats); load {os.getloadavg()[0]:.1f}")
+    print(f"  state kept     {k:6.2f} s\n  rebuilt        {b:6.2f} s\n  ratio          {k / b:6.2f}")
+    return {"a2c_run_kept_s": k, "a2c_run_rebuilt_s": b}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--env", default="CartPole-v1", choices=sorted(ZOO))
@@ -349,6 +374,7 @@ def main(argv=None):
     ap.add_argument("--no-sde", action="store_true", help="run SB3 without gSDE on Pendulum (the zoo uses it)")
     ap.add_argument("--rss-breakdown", action="store_true", help="print VmHWM after each stage (CartPole) and exit")
     ap.add_argument("--update-bench", action="store_true", help="CPU time of one PPO minibatch step and one A2C step, hand-written vs autograd")
+    ap.add_argument("--a2c-run", action="store_true", help="CPU time of a 20k-step A2C CartPole run, hand-written state kept vs rebuilt")
     ap.add_argument("--worker", nargs=3, metavar=("LIB", "SEED", "TOTAL"), help=argparse.SUPPRESS)
     ap.add_argument("--summarize", default=None, metavar="JSON", help="print the tables of a saved --json file and exit")
     ap.add_argument("--stage-worker", default=None, help=argparse.SUPPRESS)
@@ -358,6 +384,7 @@ def main(argv=None):
         return worker(lib, a.env, int(seed), int(total), not a.full, a.no_sde)
     if a.stage_worker: return stage_worker(a.stage_worker)
     if a.update_bench: return update_bench()
+    if a.a2c_run: return a2c_run_bench()
     if a.summarize:
         with open(a.summarize) as f: rs = json.load(f)
         return summarize(rs, rs[0]["env"], list(dict.fromkeys(r["lib"] for r in rs)))

@@ -22,6 +22,7 @@ Usage:
     python bench/bench_offpolicy.py --algo sac --speed 200 6   # speed only: one process, alternating 200-step chunks
     python bench/bench_offpolicy.py --algo sac --speed 200 6 --libs loomnb,sb3,rlox   # with rlox's SAC (sac only)
     python bench/bench_offpolicy.py --algo sac --libs rlox --seeds 2 --json rlox.json  # rlox's SAC learning runs
+    python bench/bench_offpolicy.py --ws-ab 7   # SAC's hand-written step with/without its workspace (faults, CPU)
 """
 from __future__ import annotations
 import argparse, json, os, resource, subprocess, sys, time
@@ -162,6 +163,42 @@ def speed(algo, chunk, repeats, seed=0, libs=("loomnb", "sb3")):
               f"  ratio to sb3: {m / ms:.2f} wall, {c / cs:.2f} per CPU-second")
 
 
+def ws_ab(repeats, steps=100, batch=256, hidden=(256, 256)):
+    "SAC's hand-written step with and without its scratch workspace, alternating: minor page faults and CPU time per step."
+    import copy
+    import numpy as np
+    import torch
+    from loomnb.algos.sac import SquashedGaussianPolicy, hand_grad_layers, sac_step_hand
+    from loomnb.offpolicy import TorchBatch, make_adam, target_copy
+    from loomnb.qnets import EnsembleQNetwork
+    torch.set_num_threads(1); torch.manual_seed(0)
+    od, ad = 3, 1   # Pendulum's sizes
+    A0, C0 = SquashedGaussianPolicy(od, ad, hidden=hidden), EnsembleQNetwork(od, ad, hidden=hidden, n_critics=2)
+    setups = {}
+    for name, ws in (("no workspace", None), ("workspace", {})):
+        A, C = copy.deepcopy(A0), copy.deepcopy(C0); T, la = target_copy(C), torch.zeros((), requires_grad=True)
+        setups[name] = (A, C, T, make_adam(list(A.parameters()) + [la], 1e-3), make_adam(list(C.parameters()), 1e-3),
+                        la, ws, hand_grad_layers(A, C, T))
+    b = TorchBatch(torch.randn(batch, od), torch.rand(batch, ad) * 2 - 1, torch.randn(batch), torch.randn(batch, od),
+                   (torch.rand(batch) < 0.2).float(), 0.99, None, np.arange(batch))
+    def run(name, n):
+        A, C, T, oa, oc, la, ws, lay = setups[name]
+        f0, c0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, time.process_time()
+        for _ in range(n): sac_step_hand(A, C, T, oa, oc, la, 0.2, -1.0, b, lay, ws)
+        return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / n, (time.process_time() - c0) / n * 1e3
+    for name in setups: run(name, 20)   # warm-up
+    res = {k: [] for k in setups}
+    for r in range(repeats):
+        for name in (list(setups) if r % 2 == 0 else list(setups)[::-1]): res[name].append(run(name, steps))
+    print(f"sac_step_hand, batch {batch}, hidden {hidden}, {repeats} alternating rounds of {steps} steps "
+          f"(load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end)")
+    base = _median([c for _, c in res["no workspace"]])
+    for k, v in res.items():
+        c = _median([c for _, c in v])
+        print(f"  {k:12s} {_median([f for f, _ in v]):7.1f} minor faults/step, {c:6.2f} CPU-ms/step "
+              f"(rounds: {', '.join(f'{x:.2f}' for _, x in v)})  {base / c:.2f}x")
+
+
 def worker(lib, algo, seed, total):
     import torch
     torch.set_num_threads(1)
@@ -197,12 +234,15 @@ def main(argv=None):
     ap.add_argument("--json", default=None, help="also write all results to this file")
     ap.add_argument("--speed", nargs=2, type=int, metavar=("CHUNK", "REPEATS"),
                     help="speed only: both libraries in one process, alternating CHUNK-step training chunks")
+    ap.add_argument("--ws-ab", type=int, default=None, metavar="REPEATS",
+                    help="SAC's hand-written step with and without its workspace: page faults and CPU time per step")
     ap.add_argument("--table", default=None, help="print the summary table of a JSON file written by --json")
     ap.add_argument("--worker", nargs=3, metavar=("LIB", "SEED", "TOTAL"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
         lib, seed, total = a.worker
         return worker(lib, a.algo, int(seed), int(total))
+    if a.ws_ab: return ws_ab(a.ws_ab)
     if a.speed: return speed(a.algo, *a.speed, libs=a.libs.split(","))
     if a.table:
         d = json.load(open(a.table))

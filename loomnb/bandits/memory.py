@@ -46,7 +46,7 @@ class RLMemorySettings(Config):
     redis_pipelined: bool = True                # Redis: send the hot-path scripts on one pipelined connection parsed by hiredis (when installed and the URL is TCP)
     sqlite_checkpoint_interval_s: float = 0.25  # SQLite: a background thread moves the WAL into the database this often (passive checkpoints, off the write path); 0 = SQLite's automatic checkpoint inside a commit (a few ms every ~1000 pages)
     sqlite_wal_restart_mb: float = 64.0         # SQLite with the checkpoint thread: once the WAL holds this many MB, the thread takes this process's write lock while it copies the rest (8-18 ms measured under load; a write arriving meanwhile blocks the event loop), so that the WAL restarts instead of growing while writes never pause; 0 = never
-    sqlite_experience_index: bool = False       # SQLite: index experiences by (model_id, ts): replay queries of one model in a database of many, and `max_experience_age_seconds` filters, read only that model's recent rows, but every feedback commit writes one more page (an index leaf: ~1 of 4 WAL frames); False drops an existing index on open
+    sqlite_experience_index: bool = True        # SQLite: index experiences by (model_id, ts) (`count_experiences` and `max_experience_age_seconds` filters read only that model's recent rows); False saves one WAL page per feedback commit (~10% of a one-at-a-time feedback's CPU) and drops an existing index on open: every process sharing a database should use the same value
 
     def validate(self):
         self.check_choice("backend", ["sqlite", "redis"]); self.check_choice("sampling_mode", ["uniform", "prioritized"])

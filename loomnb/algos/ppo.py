@@ -192,11 +192,7 @@ def _hand_snapshot(h: PPOHandGrad, policy, optimizer) -> tuple[list, list]:
     pgs = optimizer.param_groups
     objs = [outer, optimizer, *mods, *ps, *gs, pgs, *pgs, *(p for g in pgs for p in g["params"])]
     ints = [p.data_ptr() for p in ps] + [-1 if g is None else g.data_ptr() for g in gs]
-    M = torch.nn.modules.module   # hooks autograd would run and the hand-written step would not (as `_runs_hooks`)
-    ints.append(bool(M._global_forward_hooks or M._global_forward_pre_hooks or M._global_backward_hooks
-                     or M._global_backward_pre_hooks
-                     or any(m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks for m in mods)
-                     or any(p._backward_hooks or p._post_accumulate_grad_hooks for p in ps)))
+    ints.append(_runs_hooks(policy, ps))   # hooks autograd would run and the hand-written step would not
     if h._step is not None:   # the fused Adam step holds the param groups and state tensors
         st = optimizer.state
         objs.append(st)

@@ -282,11 +282,15 @@ def make_adam(params, # Parameters to optimise
     except (RuntimeError, TypeError, ValueError): return torch.optim.Adam(params, lr=lr, eps=eps, foreach=True)
 
 # %% ../nbs/36_nets.ipynb #c032
+def _step_wrapped(opt: torch.optim.Optimizer) -> bool:
+    "Whether `opt.step()` runs more than its update: step hooks (its own or global), or a `step` set on the instance."
+    return bool(opt._optimizer_step_pre_hooks or opt._optimizer_step_post_hooks or _GLOBAL_PRE or _GLOBAL_POST
+                or "step" in vars(opt))   # (a wrapped step: an LR scheduler's)
+
 def fused_adam_stepper(opt: torch.optim.Optimizer, # The optimizer (only a `FusedAdam` qualifies)
                       ): # A zero-argument function doing `opt.step()`'s update, or None
     "`opt.step()` as a function with its lists built once, for a hook-free `FusedAdam` whose `.grad` tensors persist."
-    if (type(opt) is not FusedAdam or opt._optimizer_step_pre_hooks or opt._optimizer_step_post_hooks
-            or _GLOBAL_PRE or _GLOBAL_POST or "step" in vars(opt)): return None   # (a wrapped step: an LR scheduler's)
+    if type(opt) is not FusedAdam or _step_wrapped(opt): return None
     groups = []
     for g in opt.param_groups:
         if g.get("amsgrad") or g.get("decoupled_weight_decay"): return None

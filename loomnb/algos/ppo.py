@@ -14,8 +14,8 @@ from gymnasium import spaces
 from ..core import Config, ConfigError
 from ..nets import make_policy, check_policy, policy_evaluate, policy_act, make_adam
 from ..nets import DiscretePolicy, GaussianPolicy, tanh_mlp_layers, tanh_mlp_forward, tanh_mlp_backward, fused_adam_stepper
+from ..nets import _step_wrapped
 from ..buffers.rollout import RolloutBuffer, RolloutBatch
-from torch.optim.optimizer import _global_optimizer_pre_hooks, _global_optimizer_post_hooks
 from ..collect import Collector
 from ..learner import Algorithm, TrainState, register_algorithm
 
@@ -200,9 +200,7 @@ def _hand_snapshot(h: PPOHandGrad, policy, optimizer) -> tuple[list, list]:
             for p in g["params"]:
                 s = st.get(p); objs.append(s)
                 if s: objs += s.values()
-    o = optimizer   # (what decides between the fused step and `optimizer.step()`)
-    ints.append(bool(o._optimizer_step_pre_hooks or o._optimizer_step_post_hooks or "step" in vars(o)
-                     or _global_optimizer_pre_hooks or _global_optimizer_post_hooks))
+    ints.append(_step_wrapped(optimizer))   # (what decides between the fused step and `optimizer.step()`)
     return objs, ints
 
 # %% ../../nbs/40_algos.ppo.ipynb #c022

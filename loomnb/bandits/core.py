@@ -147,6 +147,10 @@ def encode_weights(weights: Mapping[str, Any]) -> bytes:
                                  separators=(",", ":"), allow_nan=False).encode()
         except (TypeError, ValueError) as e: raise WeightSchemaError(f"encode_weights: non JSON-safe entry: {e}") from e
         if key is not None and len(_HEADER_CACHE) < 4096: _HEADER_CACHE[key] = header
+    return _frame(header, chunks)
+
+def _frame(header: bytes, chunks) -> bytes:
+    "The blob of a JSON header and the array bytes that follow it: the fixed head (magic, format, checksum, header length) first."
     body = b"".join([header, *chunks])
     return _HEAD.pack(_MAGIC, _FMT, zlib.crc32(body), len(header)) + body
 
@@ -192,8 +196,4 @@ def encode_parts(weights: Mapping[str, Any], # Weights holding the per-action ar
         first = encode_weights({k: a[idx[0]:idx[0] + 1] for k, a in zip(keys, arrs)})
         header = first[_HEAD.size:_HEAD.size + _HEAD.unpack_from(first)[3]]
         if len(_PARTS_CACHE) < 4096: _PARTS_CACHE[key] = header
-    out, hlen = [], len(header)
-    for i in idx:
-        body = b"".join([header, *[a[i].data for a in arrs]])
-        out.append(_HEAD.pack(_MAGIC, _FMT, zlib.crc32(body), hlen) + body)
-    return out
+    return [_frame(header, [a[i].data for a in arrs]) for i in idx]

@@ -95,7 +95,7 @@ def a2c_update(policy: torch.nn.Module, # Policy with the rlox interface
               ) -> dict:
     "One gradient step on the full rollout; returns namespaced metrics."
     d = buffer.tensors(device)
-    if hand is None: hand = ppo_hand_grad(policy, optimizer) if getattr(cfg, "hand_grad", False) else None
+    if hand is None: hand = ppo_hand_grad(policy, optimizer) if cfg.hand_grad else None
     if hand:
         vals = [*a2c_step_hand(hand, d, cfg).tolist(), hand.clip_and_step(cfg.max_grad_norm)]
     else:
@@ -133,7 +133,7 @@ class A2C(PPO):
         t0, c = time.perf_counter(), self.config
         lr = c.learning_rate * state.progress_remaining if c.anneal_lr else c.learning_rate
         for g in self.optimizer.param_groups: g["lr"] = lr
-        m = a2c_update(self.policy, self.optimizer, self.buffer, c, self.device, self._hand_grad() if c.hand_grad else False)
+        m = a2c_update(self.policy, self.optimizer, self.buffer, c, self.device, (c.hand_grad and self._hand_grad()) or False)
         state.n_updates += 1
         return {**m, "train/lr": lr, "time/update": time.perf_counter() - t0}
 

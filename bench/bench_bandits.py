@@ -128,10 +128,11 @@ def bench_algorithms(rounds, seeds, only):
 
 
 # ---------------------------------------------------------------- service throughput
-async def _service(mem, events, registry, n_actions=10, extra=None, clients=1, server_pid=None, feedback_only=False):
+async def _service(mem, events, registry, n_actions=10, extra=None, clients=1, server_pid=None, feedback_only=False, off=()):
     """Drive get_action + process_feedback for `events` events. clients=1: one request at a time (sequential awaits);
     clients=C: C concurrent client tasks sharing the events, like a server with C requests in flight. feedback_only:
-    the decisions are made first (not timed), then only the feedbacks are sent."""
+    the decisions are made first (not timed), then only the feedbacks are sent. off: parts of the feedback path switched
+    off after the warm-up ("metrics", "experience rows", "trainer"; see `bench_breakdown`)."""
     from loomnb.bandits.service import ReinforcementLearningFactory
     rl = ReinforcementLearningFactory.create({"default_algorithm": "linucb", "memory": mem, **(extra or {})}, registry=registry, seed=0)
     await rl.connect(background=False)
@@ -142,6 +143,10 @@ async def _service(mem, events, registry, n_actions=10, extra=None, clients=1, s
     g0 = getattr(rl.trainer, "groups_written", 0)
 
     pre = [await rl.get_action("bench", X[200 + i], acts) for i in range(events)] if feedback_only else None
+    async def instant(*a, **k): return 0.0
+    if "metrics" in off: rl.metrics.updated = lambda *a, **k: None
+    if "experience rows" in off: rl.memory._insert_exps = lambda *a, **k: None
+    if "trainer" in off: rl.trainer.process_experience = instant
 
     async def client(idx):
         for i in idx:
@@ -232,38 +237,22 @@ def bench_service(events, clients=16, full=True, extra_clients=(8,)):
     return rows
 
 
-async def _feedback_cpu(db, events, clients, off, registry):
-    "CPU seconds per feedback of `events` feedbacks (decisions made first) from `clients` tasks with the parts in `off` switched off."
-    from loomnb.bandits.service import ReinforcementLearningFactory
-    rl = ReinforcementLearningFactory.create({"default_algorithm": "linucb", "memory": {"backend": "sqlite", "sqlite_path": db}}, registry=registry, seed=0)
-    await rl.connect(background=False)
-    X, _, R = linear_problem(events + 200, 16, 10, seed=0); acts = list(range(10))
-    for t in range(200):
-        a, m = await rl.get_action("m", X[t], acts); await rl.process_feedback("m", X[t], a, float(R[t, a]), X[t], propensity=m["propensity"])
-    pre = [await rl.get_action("m", X[200 + i], acts) for i in range(events)]
-    async def instant(*a, **k): return 0.0
-    if "metrics" in off: rl.metrics.updated = lambda *a, **k: None
-    if "experience rows" in off: rl.memory._insert_exps = lambda *a, **k: None
-    if "trainer" in off: rl.trainer.process_experience = instant
-    async def client(idx):
-        for i in idx: await rl.process_feedback("m", X[200 + i], pre[i][0], float(R[200 + i, pre[i][0]]), X[200 + i], propensity=pre[i][1]["propensity"])
-    c0 = time.process_time()
-    await asyncio.gather(*(client(range(c, events, clients)) for c in range(clients)))
-    cpu = time.process_time() - c0; await rl.close(); return cpu / events
-
-
 def bench_breakdown(events, clients_list=(16, 1), repeats=4):
-    """Where a durable SQLite feedback's CPU goes: the same loop with parts switched off (metrics, the experience rows,
-    the whole trainer) and with an in-memory database (no WAL writes); variants alternate, minimum of `repeats`."""
+    """Where a durable SQLite feedback's CPU goes: the feedback-only service loop (`_service`) with parts switched off
+    (metrics, the experience rows, the whole trainer), without the experiences index (`sqlite_experience_index=False`)
+    and with an in-memory database (no WAL writes); variants alternate, minimum of `repeats`."""
     from prometheus_client import CollectorRegistry
     tmp = tempfile.mkdtemp()
-    variants = [("file", ()), ("file", ("metrics",)), ("file", ("experience rows",)), ("file", ("trainer",)), (":memory:", ())]
+    variants = [("file", ()), ("file", ("metrics",)), ("file", ("experience rows",)), ("file", ("experience index",)),
+                ("file", ("trainer",)), (":memory:", ())]
     for clients in clients_list:
         res = {v: [] for v in variants}
         for r in range(repeats):
             for db, off in variants:
                 path = db if db == ":memory:" else os.path.join(tmp, f"b{clients}_{r}_{len(off)}_{off[0] if off else ''}.sqlite3")
-                res[(db, off)].append(asyncio.run(_feedback_cpu(path, events, clients, off, CollectorRegistry())))
+                mem = {"backend": "sqlite", "sqlite_path": path, "sqlite_experience_index": "experience index" not in off}
+                o = asyncio.run(_service(mem, events, CollectorRegistry(), clients=clients, feedback_only=True, off=off))
+                res[(db, off)].append(o["cpu"] / events)
         base = min(res[variants[0]])
         print(f"\n| {clients} client(s), {events} feedbacks | CPU us per feedback (min of {repeats}) | difference to the full path |\n|---|---|---|")
         for (db, off), v in res.items():

@@ -345,6 +345,13 @@ def pair_comm_hook(state: PairExchange, # The exchange (DDP passes it back on ev
     fut = torch.futures.Future(); fut.set_result(state.average(bucket.buffer())); return fut
 
 # %% ../nbs/50_distributed.ipynb #c036
+def _grad_parts(ps, ones=None):
+    "`ps`' gradients flattened (zeros where one has none), then a has-gradient flag each (`ones` where all have one)."
+    gs = [p.grad for p in ps]
+    if ones is not None and all(g is not None for g in gs): return [g.reshape(-1) for g in gs] + [ones]
+    has = torch.tensor([g is not None for g in gs], dtype=torch.float32, device=ps[0].device)
+    return [(torch.zeros_like(p) if g is None else g).reshape(-1) for p, g in zip(ps, gs)] + [has]
+
 class PairGradSync:
     "Averages `params`' gradients with the peer through a `PairExchange` once at the end of each backward pass through `attach`ed outputs."
     def __init__(self, params, # Parameters whose `.grad` is averaged (float32, CPU)
@@ -370,12 +377,7 @@ class PairGradSync:
     def sync(self) -> None:
         "Average the gradients now (a collective: the peer calls it as often, in the same order)."
         self._queued = False
-        gs = [p.grad for p in self.params]
-        if all(g is not None for g in gs): flags = self._ones
-        else:
-            flags = torch.tensor([g is not None for g in gs], dtype=torch.float32)
-            gs = [torch.zeros_like(p) if g is None else g for p, g in zip(self.params, gs)]
-        torch.cat([g.reshape(-1) for g in gs] + [flags], out=self.exchange.send_buffer(self.n))
+        torch.cat(_grad_parts(self.params, self._ones), out=self.exchange.send_buffer(self.n))
         self.exchange.average_sent(self.n, out=self.avg)
         for p, v, c in zip(self.params, self._views, self.avg[self.numel:].tolist()):
             if c != 0: p.grad = v  # c: the share of ranks where p had a gradient
@@ -456,8 +458,7 @@ def average_gradients(params, # Iterable of parameters whose `.grad` is averaged
     ps = [p for p in params if p.requires_grad]
     if not ps: return
     dev = ps[0].device
-    has = torch.tensor([p.grad is not None for p in ps], dtype=torch.float32, device=dev)
-    parts = [(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1).float() for p in ps] + [has]
+    parts = [t.float() for t in _grad_parts(ps)]
     if exchange is not None and dev.type == "cpu":  # straight into this rank's slot: no separate flat copy
         n = sum(t.numel() for t in parts); torch.cat(parts, out=exchange.send_buffer(n)); flat = exchange.average_sent(n)
     else:

@@ -6,7 +6,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 ENV = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1", "WANDB_MODE": "disabled"}
 
 WORKER = textwrap.dedent('''
-    import json, sys, torch, torch.distributed as dist, torch.nn as nn
+    import json, sys, time, torch, torch.distributed as dist, torch.nn as nn
     from loomnb.distributed import distributed, pair_exchange, PairExchange, DDPPolicy, PairGradSync, unwrap
     class Net(nn.Module):
         def __init__(self):
@@ -61,6 +61,12 @@ WORKER = textwrap.dedent('''
             fl = [None, None]; dist.all_gather_object(fl, flat.tolist()); assert fl[0] == fl[1]
             res["grad_" + transport] = {"grads": grads, "max_rel_err": err, "seq": pol.exchange.seq,
                                         "w0": net.a.weight.flatten().tolist()}
+        # a peer that never arrives (as a dead one): the wait gives up within its timeout, naming the peer
+        ex, res["dead"] = PairExchange(4, "shm", timeout_s=0.5), None
+        if r == 0:
+            t0 = time.monotonic()
+            try: ex.average(torch.zeros(4))
+            except RuntimeError as e: res["dead"] = [str(e), time.monotonic() - t0]
         with open(f"{out}/rank{r}.json", "w") as f: json.dump(res, f)
 ''')
 
@@ -85,6 +91,8 @@ def test_pair_exchange_two_ranks(tmp_path):
         assert isinstance(g0["grads"]["only1.weight"], list), tr   # a gradient on rank 1 only: averaged with zeros
     assert r0["grad_shm"]["seq"] == r1["grad_shm"]["seq"] == 3     # one exchange per backward pass (none without gradients)
                                                                     # and one for average_grads_
+    msg, waited = r0["dead"]
+    assert "rank 1 did not reach" in msg and 0.5 <= waited < 5, r0["dead"]
 
 def test_ppo_and_sac_two_ranks_identical_with_each_exchange(tmp_path):
     from loomnb.distributed import launch

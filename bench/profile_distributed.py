@@ -10,6 +10,7 @@ p90, share of the wall), the arrival skew between the ranks at the first exchang
 and at the others (after one minibatch step), and the time of the end-of-iteration stop flag.
 """
 import argparse, os, subprocess, sys, time
+from bench_distributed import ENV, PPO  # the bench's environment and per-rank PPO configuration
 
 def worker(steps, ddp):
     import numpy as np, torch, torch.distributed as dist
@@ -26,9 +27,8 @@ def worker(steps, ddp):
     def timed_after(self, state):
         t = time.perf_counter(); _after(self, state); stop[0] += time.perf_counter() - t; stop[1] += 1
     D.PairExchange._wait, D.PairExchange.average_sent, D._SyncStop.after_iteration = timed_wait, timed_avg, timed_after
-    cfg = {"n_envs": 8, "n_steps": 128, "batch_size": 256, "n_epochs": 4}
     with D.distributed(timeout_s=120) as info:
-        tr = D.DistributedTrainer("ppo", "CartPole-v1", 0, cfg, ddp=ddp); algo = tr.trainer.algo
+        tr = D.DistributedTrainer("ppo", "CartPole-v1", 0, PPO, ddp=ddp); algo = tr.trainer.algo
         def timed(kind, f):
             def g(*a):
                 t, c = time.perf_counter(), time.thread_time(); r = f(*a)
@@ -36,12 +36,12 @@ def worker(steps, ddp):
             return g
         algo.collect, algo.update = timed("c", algo.collect), timed("u", algo.update)
         res = tr.train(steps)
-        both = [None, None]; dist.all_gather_object(both, (ev, stop, res["max_param_diff"] if "max_param_diff" in res else None))
+        both = [None, None]; dist.all_gather_object(both, (ev, stop))
         if info.rank != 0: return
         print(f"2 ranks, {steps} steps: {res['sps']:,.0f} env-steps/s, rank CPU {res['rank_cpu_s'][0]:.2f} / "
               f"{res['rank_cpu_s'][1]:.2f} s, load average {os.getloadavg()[0]:.1f}, exchange {tr.distributed['exchange']}")
         xs = []
-        for r, (e, st, _) in enumerate(both):
+        for r, (e, st) in enumerate(both):
             c, u, x = ([a for a in e if a[0] == k] for k in "cux")
             wall = sum(a[2] for a in c) + sum(a[2] for a in u); w = np.array([a[2] for a in x]); xs.append(np.array([a[1] for a in x]))
             print(f"rank {r}: {len(c)} iterations; collect {1e3 * np.median([a[2] for a in c]):.1f} ms wall, "
@@ -60,9 +60,8 @@ def main():
     ap.add_argument("--no-ddp", action="store_true")
     a = ap.parse_args()
     if "RANK" in os.environ: return worker(a.steps, not a.no_ddp)
-    env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1", "WANDB_MODE": "disabled"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", os.path.abspath(__file__), *sys.argv[1:]]
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True)
     print(p.stdout, end="")
     if p.returncode: print(p.stderr[-3000:], file=sys.stderr); sys.exit(p.returncode)
 

@@ -120,6 +120,16 @@ def sac_step(actor: nn.Module, # SquashedGaussianPolicy-like: .sample(obs) -> (a
                             z + alpha, -logp.mean(), q.mean()])
 
 # %% ../../nbs/43_algos.sac.ipynb #c019
+def _critic_step_hand(critic, critic_opt, obs, actions, y, # ReLU ensemble, its optimizer, batch, targets [B]
+                      coef: float, # loss = coef * sum over critics of the mean squared TD error
+                      ws: dict | None) -> tuple[torch.Tensor, torch.Tensor]: # Q [n_critics, B] before the step, loss
+    "The critics' regression step of `sac_step_hand` and `td3_step_hand` (called under their `no_grad`)."
+    q, chs = ensemble_forward(critic, torch.cat([obs, actions], 1), None, ws)   # (overwrites the target's "ef")
+    d = q - y
+    loss = coef * d.pow(2).mean(1).sum()
+    ensemble_backward(critic, chs, d.mul_(2.0 * coef / q.shape[1]), ws); step_fast(critic_opt)   # chs dead after
+    return q, loss
+
 @torch.no_grad()
 def sac_step_hand(actor: SquashedGaussianPolicy, # Default actor (`relu_mlp_layers(actor.net)` is not None)
                   critic: EnsembleQNetwork, # ReLU critic ensemble
@@ -141,10 +151,7 @@ def sac_step_hand(actor: SquashedGaussianPolicy, # Default actor (`relu_mlp_laye
     alpha = log_alpha.exp() if log_alpha is not None else fixed_alpha
     qt = ensemble_forward(critic_target, torch.cat([batch.next_obs, a[B:]], 1), None, ws)[0]   # qt: fresh
     y = sac_critic_target(qt, logp2[B:], batch.rewards, batch.terminated, batch.discounts, alpha)
-    q, chs = ensemble_forward(critic, torch.cat([obs, batch.actions], 1), None, ws)   # (overwrites the target's "ef")
-    d = q - y
-    critic_loss = 0.5 * d.pow(2).mean(1).sum()
-    ensemble_backward(critic, chs, d.mul_(1.0 / B), ws); step_fast(critic_opt)   # "eb" buffers; chs dead after
+    q, critic_loss = _critic_step_hand(critic, critic_opt, obs, batch.actions, y, 0.5, ws)
     qp, phs = ensemble_forward(critic, torch.cat([obs, a[:B]], 1), None, ws)   # through the updated critics ("ef" again)
     qmin, idx = qp.min(0)
     ga = ensemble_action_grad(critic, phs, idx, -1.0 / B, ad, ws)         # d(-mean min Q)/da; ga fresh ("ag*" inside)

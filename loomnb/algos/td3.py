@@ -13,9 +13,9 @@ import torch.nn as nn
 from ..learner import TrainState, register_algorithm
 from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast, clear_grads
 from ..qnets import (DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
-                          mlp_forward, mlp_backward, ensemble_forward, ensemble_backward, ensemble_action_grad,
+                          mlp_forward, mlp_backward, ensemble_forward, ensemble_action_grad,
                           relu_mlp_layers)
-from .sac import frozen, hand_grad_layers
+from .sac import frozen, hand_grad_layers, _critic_step_hand
 
 # %% auto #0
 __all__ = ['TD3Config', 'DDPGConfig', 'smoothed_target_actions', 'td3_critic_target', 'td3_critic_loss', 'td3_actor_loss',
@@ -121,10 +121,8 @@ def td3_step_hand(actor: DeterministicPolicy, actor_target: nn.Module, # Default
     na = smoothed_target_actions(mu_t, cfg.target_noise, cfg.noise_clip)
     y = td3_critic_target(ensemble_forward(critic_target, torch.cat([batch.next_obs, na], 1), None, ws)[0],
                           batch.rewards, batch.terminated, batch.discounts)
-    q, chs = ensemble_forward(critic, torch.cat([obs, batch.actions], 1), None, ws)   # (overwrites the target's)
-    d = q - y
-    out = {"critic_loss": d.pow(2).mean(1).sum(), "q_values": q.mean()}
-    ensemble_backward(critic, chs, d.mul_(2.0 / B), ws); step_fast(critic_opt)
+    q, critic_loss = _critic_step_hand(critic, critic_opt, obs, batch.actions, y, 1.0, ws)
+    out = {"critic_loss": critic_loss, "q_values": q.mean()}
     if update_actor:
         o, hs = mlp_forward(layers, obs, ws)
         t = torch.tanh(o)

@@ -209,19 +209,8 @@ class RLMetrics:
         f(reward, seconds)
     def _updater(self, algorithm, model_id):
         inc, dur = _incrementer(self.child("ops", algorithm, "update", "success")), _observer(self.child("dur", algorithm, "update", "success"))
-        r1, r2 = self.child("reward", algorithm), self.child("model_reward", model_id)
-        try:  # the two reward histograms share their bounds: one bisect for both
-            bounds, b1, b2, s1, s2 = list(r1._upper_bounds), list(r1._buckets), list(r2._buckets), r1._sum.inc, r2._sum.inc
-            assert bounds == list(r2._upper_bounds) and len(b1) == len(b2) == len(bounds) and bounds[-1] == math.inf
-        except (AttributeError, TypeError, AssertionError):
-            o1, o2 = _observer(r1), _observer(r2)
-            def f(reward, seconds): inc(); dur(seconds); o1(reward); o2(reward)
-            return f
-        find = bisect.bisect_left
-        def f(reward, seconds):
-            inc(); dur(seconds)
-            if reward != reward: r1.observe(reward); r2.observe(reward); return
-            s1(reward); s2(reward); i = find(bounds, reward); b1[i].inc(1); b2[i].inc(1)
+        o1, o2 = _observer(self.child("reward", algorithm)), _observer(self.child("model_reward", model_id))
+        def f(reward, seconds): inc(); dur(seconds); o1(reward); o2(reward)
         return f
     def operation(self, algorithm: str, operation: str, status: str, seconds: float):
         self.child("ops", algorithm, operation, status).inc(); self.child("dur", algorithm, operation, status).observe(seconds)

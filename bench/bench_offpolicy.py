@@ -243,7 +243,6 @@ def main(argv=None):
         lib, seed, total = a.worker
         return worker(lib, a.algo, int(seed), int(total))
     if a.ws_ab: return ws_ab(a.ws_ab)
-    if a.speed: return speed(a.algo, *a.speed, libs=a.libs.split(","))
     if a.table:
         d = json.load(open(a.table))
         libs = [l for l in RUNNERS if any(r["lib"] == l for r in d["results"])]
@@ -251,6 +250,9 @@ def main(argv=None):
     libs = a.libs.split(",")
     for l in libs:
         if l not in RUNNERS: ap.error(f"unknown library {l!r}; choose from {list(RUNNERS)}")
+    if a.speed:
+        if "sb3" not in libs: ap.error("--speed reports ratios to sb3: include it in --libs")
+        return speed(a.algo, *a.speed, libs=libs)
     total = a.timesteps or TASKS[a.algo]["timesteps"]
     results = []
     for seed in range(a.first_seed, a.first_seed + a.seeds):

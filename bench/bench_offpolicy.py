@@ -135,6 +135,8 @@ def speed(algo, chunk, repeats, seed=0, libs=("loomnb", "sb3")):
     torch.set_num_threads(1)
     t = TASKS[algo]
     warm = t["loomnb"].get("learning_starts", 100) + chunk
+    if warm < t["loomnb"].get("batch_size", 256):   # loomnb trains only once the buffer holds a batch
+        raise SystemExit(f"--speed: {warm} warm-up steps leave loomnb's buffer under one batch; use a larger CHUNK")
     tr = Trainer(algo, env=t["env"], seed=seed, config=t["loomnb"], device="cpu")
     model = _sb3_model(algo, seed)
     budget = warm + chunk * (repeats + 1)

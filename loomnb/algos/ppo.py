@@ -191,7 +191,7 @@ def _hand_snapshot(h: PPOHandGrad, policy, optimizer) -> tuple[list, list]:
     gs = [p.grad for p in ps]
     pgs = optimizer.param_groups
     objs = [outer, optimizer, *mods, *ps, *gs, pgs, *pgs, *(p for g in pgs for p in g["params"])]
-    ints = [p.data_ptr() for p in ps] + [-1 if g is None else g.data_ptr() for g in gs]
+    ints = [p.data_ptr() for p in ps] + [-1 if g is None else g.data_ptr() for g in gs] + [p.requires_grad for p in ps]
     ints.append(_runs_hooks(policy, ps))   # hooks autograd would run and the hand-written step would not
     if h._step is not None:   # the fused Adam step holds the param groups and state tensors
         st = optimizer.state

@@ -613,7 +613,7 @@ def ddp_smoke(steps: int = 20, # SGD steps
     "Train a tiny model with DDPPolicy on rank-specific data; returns sync diagnostics of this rank."
     info = world()
     torch.manual_seed(seed + 1000 * info.rank)  # deliberately different init per rank
-    model = DDPPolicy(_Regressor().to(info.device))  # DDP broadcasts rank 0's weights here
+    model = DDPPolicy(_Regressor().to(info.device))  # rank 0's weights are broadcast here
     init_diff = max_param_diff(model)
     rng = seed_rank(seed, info)
     x = torch.as_tensor(rng.normal(size=(64, 4)), dtype=torch.float32, device=info.device); y = x.sum(1) + 0.1 * info.rank

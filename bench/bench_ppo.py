@@ -316,7 +316,8 @@ def update_bench(repeats=7, updates=5):
         tr.train(steps)                          # a policy past its initial state, and a full rollout in the buffer
         a = tr.algo
         for g in a.optimizer.param_groups: g["lr"] = 0.0   # time the steps without moving the policy
-        n = a.config.n_epochs if algo == "ppo" else 1    # minibatch steps per update
+        calls = updates if algo == "ppo" else 20 * updates   # update calls per repeat
+        steps = calls * (a.config.n_epochs if algo == "ppo" else 1)   # gradient steps per repeat
         # A2C: "cached" is what `A2C.update` runs (the hand-written state kept between updates, checked with
         # `PPOHandGrad.valid`); "hand" rebuilds it every step (`a2c_update` without `hand=`)
         modes = (True, False) if algo == "ppo" else (True, "cached", False)
@@ -325,11 +326,11 @@ def update_bench(repeats=7, updates=5):
             for hand in modes:
                 c = a.config.merge(hand_grad=hand is not False)
                 t0 = time.process_time()
-                for _ in range(updates * (1 if algo == "ppo" else 20)):
+                for _ in range(calls):
                     if algo == "ppo": ppo_update(a.policy, a.optimizer, a.buffer, c, np.random.default_rng(r), 0.2)
                     elif hand == "cached": a2c_update(a.policy, a.optimizer, a.buffer, c, hand=a._hand_grad())
                     else: a2c_update(a.policy, a.optimizer, a.buffer, c)
-                if r: res[hand].append((time.process_time() - t0) / (updates * (n if algo == "ppo" else 20)) * 1e6)
+                if r: res[hand].append((time.process_time() - t0) / steps * 1e6)
         h, g = _median(res[True]), _median(res[False])
         print(f"{algo}: per gradient step, CPU us (median of {repeats} repeats); load {os.getloadavg()[0]:.1f}")
         print(f"  hand-written {h:7.0f} us\n  autograd     {g:7.0f} us\n  ratio        {h / g:7.2f}")

@@ -134,7 +134,7 @@ class BaseBandit:
         for i, (x, a, r, x2) in enumerate(feedbacks):
             try:
                 new, td = self.update_sync(w or {}, x, a, r, x2)
-                one = self.updates_one_action and w and type(a) is int and a >= 0
+                one = getattr(self, "updates_one_action", False) and w and type(a) is int and a >= 0  # (also run for algorithms that are no BaseBandit)
                 w = self.validate_update(w, new, a) if one else self.validate_weights(new, copy=False)
             except (ValueError, TypeError) as e: e.feedback_index = i; raise
             tds.append(td)

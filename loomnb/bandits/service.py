@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence, runti
 import numpy as np
 from ..core import Config, ConfigError, did_you_mean
 from .core import WeightSchemaError, Transition
-from .algorithms import AlgorithmParameters, ALGORITHMS, RECOMMENDED_ALGORITHM, make_algorithm
+from .algorithms import AlgorithmParameters, ALGORITHMS, RECOMMENDED_ALGORITHM, BaseBandit, make_algorithm
 from .memory import (RLMemorySettings, SQLiteRLMemory, RedisRLMemory, NormalizationState, pack_experience,
                                    unpack_experience)
 from .versioning import PromotionGate, PromotionGateSettings, GateDecision
@@ -260,12 +260,14 @@ def _experience(state_vector, action_index, reward, next_state_vector, propensit
                 propensity=None if propensity is None else float(propensity),
                 available_actions=None if available_actions is None else np.ascontiguousarray(available_actions, dtype=np.int64))
 
-def _checked_update(algorithm, w, x, a, r, x2, one) -> tuple:
-    "One online update of weights `w`, validated (only action `a`'s rows when `one`): (new weights, TD error)."
+def _update_many(algorithm, w, feedbacks) -> tuple:
+    "`algorithm.update_many_sync(w, feedbacks)`; `BaseBandit`'s (`update_sync` and a validation per feedback) for an algorithm without one."
     many = getattr(algorithm, "update_many_sync", None)
-    if many is not None: new, tds = many(w, ((x, a, r, x2),)); return new, tds[0]  # the same checks (ridge: fewer steps)
-    new, td = algorithm.update_sync(w or {}, x, a, r, x2)
-    return (algorithm.validate_update(w, new, a) if one and w else algorithm.validate_weights(new, copy=False)), td
+    return many(w, feedbacks) if many is not None else BaseBandit.update_many_sync(algorithm, w, feedbacks)
+
+def _checked_update(algorithm, w, x, a, r, x2) -> tuple:
+    "One online update of weights `w`, validated: (new weights, TD error)."
+    new, tds = _update_many(algorithm, w, ((x, a, r, x2),)); return new, tds[0]
 
 class _TrainerBase:
     def __init__(self, lock_provider=None, # Optional distributed lock (`.lock(key)` async context manager)
@@ -288,7 +290,7 @@ class _TrainerBase:
     def _health(self, algorithm, model_id, w):
         if self.metrics is not None: self.metrics.health(model_id, algorithm.weight_health(w))
 
-# %% ../../nbs/94_bandits.service.ipynb #c023
+# %% ../../nbs/94_bandits.service.ipynb #c024
 class _OfflineMixin:
     async def train_offline(self, model_id: str, algorithm, memory, batch_size: int=32) -> bool:
         "Replay a sampled batch into a candidate, gate it, and save + snapshot it if promoted."
@@ -358,7 +360,7 @@ class OnlineTrainer(_OfflineMixin, _TrainerBase):
         x, a, r, x2 = fb[:4]
         one = getattr(algorithm, "updates_one_action", False) and type(a) is int and a >= 0
         def step(w):
-            new, td = _checked_update(algorithm, w, x, a, r, x2, one)
+            new, td = _checked_update(algorithm, w, x, a, r, x2)
             return new, (new, td)
         async with self._guard(model_id):
             new, td = await self.resilience.call(memory.atomic_update, model_id, step, experience=_experience(*fb), touched=[a] if one else None)
@@ -367,7 +369,6 @@ class OnlineTrainer(_OfflineMixin, _TrainerBase):
     async def _write(self, model_id, algorithm, memory, fbs) -> list:
         "Apply feedbacks `fbs` in order and store them in one transaction; per feedback its TD error or its exception."
         one = getattr(algorithm, "updates_one_action", False) and all(type(f[1]) is int and f[1] >= 0 for f in fbs)
-        many = getattr(algorithm, "update_many_sync", None)
         bad: dict[int, BaseException] = {}
         exps: dict[int, dict] = {}
         for i, f in enumerate(fbs):  # a bad stored field (next state, propensity, ...) fails its own caller, before any write
@@ -376,20 +377,12 @@ class OnlineTrainer(_OfflineMixin, _TrainerBase):
         while True:
             todo = [i for i in range(len(fbs)) if i not in bad]
             if not todo: return [bad[i] for i in range(len(fbs))]
-            def step(w):
-                if many is not None:  # the algorithm's group update: one copy of the weights for the whole group
-                    try: w, tds = many(w, [fbs[i][:4] for i in todo])
-                    except (ValueError, TypeError) as e:
-                        k = getattr(e, "feedback_index", None)
-                        if k is None: raise
-                        raise _BadFeedback(todo[k], e) from e
-                    return w, (w, tds)
-                tds = []
-                for i in todo:
-                    x, a, r, x2 = fbs[i][:4]
-                    try: new, td = _checked_update(algorithm, w, x, a, r, x2, one)
-                    except (ValueError, TypeError, WeightSchemaError) as e: raise _BadFeedback(i, e) from e
-                    w = new; tds.append(td)
+            def step(w):  # the algorithm's group update: one copy of the weights for the whole group
+                try: w, tds = _update_many(algorithm, w, [fbs[i][:4] for i in todo])
+                except (ValueError, TypeError) as e:
+                    k = getattr(e, "feedback_index", None)
+                    if k is None: raise
+                    raise _BadFeedback(todo[k], e) from e
                 return w, (w, tds)
             ex = [exps[i] for i in todo]
             touched = sorted({fbs[i][1] for i in todo}) if one else None
@@ -491,7 +484,7 @@ async def _batched(self, model_id, algorithm, memory, state_vector, action_index
         b = self._batches.get(model_id)
         if b is None: b = self._batches[model_id] = _Batch(await self.resilience.call(memory.load_weights, model_id))
         w = b.weights
-        new, td = _checked_update(algorithm, w, state_vector, action_index, reward, next_state_vector, one)
+        new, td = _checked_update(algorithm, w, state_vector, action_index, reward, next_state_vector)
         exp = _experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions)
         b.weights = new; b.exps.append(exp)  # (both or neither: a bad field must not leave the batch unable to commit)
         if one and b.touched is not None: b.touched.add(action_index)
@@ -533,7 +526,7 @@ async def _commit_due(self, algorithm, memory, force: bool=False) -> int:
 
 OnlineTrainer._batched, OnlineTrainer._commit, OnlineTrainer.commit_due = _batched, _commit, _commit_due
 
-# %% ../../nbs/94_bandits.service.ipynb #c026
+# %% ../../nbs/94_bandits.service.ipynb #c027
 class PendingDecision(NamedTuple):
     "A served decision awaiting its reward."
     model_id: str
@@ -573,7 +566,7 @@ class DelayedRewardJoiner:
             out.append(self.pending.popitem(last=False)[1])
         return out
 
-# %% ../../nbs/94_bandits.service.ipynb #c029
+# %% ../../nbs/94_bandits.service.ipynb #c030
 def _as_pending(model_id: str, record: bytes) -> PendingDecision:
     e = unpack_experience(record, "")
     return PendingDecision(model_id, e.state_vector, e.action_index, e.propensity, e.available_actions, e.timestamp)
@@ -602,7 +595,7 @@ async def _maybe(x):
     "Await `x` when it is awaitable (the shared joiner), else return it (the in-process one)."
     return await x if asyncio.iscoroutine(x) else x
 
-# %% ../../nbs/94_bandits.service.ipynb #c032
+# %% ../../nbs/94_bandits.service.ipynb #c033
 class ReinforcementLearningService:
     "Lifecycle owner and composition root of the decision engine (serving, training and releases planes)."
     def __init__(self, settings: RLSettings, algorithm, memory, trainer, metrics: RLMetrics | None = None,
@@ -682,7 +675,7 @@ class ReinforcementLearningService:
         "Health snapshot of the model's active weights."
         return self.algorithm.weight_health(await self.memory.load_weights(model_id) or {})
 
-# %% ../../nbs/94_bandits.service.ipynb #c038
+# %% ../../nbs/94_bandits.service.ipynb #c039
 class _Serving:
     def __init__(self, svc): self.svc = svc
     async def _weights(self, model_id):
@@ -717,7 +710,7 @@ class _Serving:
         svc.metrics.decision(name, model_id, bool(meta.get("exploration_triggered")), time.perf_counter() - t0, status)
         return a, meta
 
-# %% ../../nbs/94_bandits.service.ipynb #c040
+# %% ../../nbs/94_bandits.service.ipynb #c041
 class _Training:
     def __init__(self, svc): self.svc = svc
     async def process_feedback(self, model_id, state_vector, action_index, reward, next_state_vector=None, *,
@@ -767,7 +760,7 @@ class _Releases:
         svc.metrics.operation(svc.algorithm_name, "rollback", "success" if v else "no_target", time.perf_counter() - t0)
         return v
 
-# %% ../../nbs/94_bandits.service.ipynb #c042
+# %% ../../nbs/94_bandits.service.ipynb #c043
 def _normalized(self, model_id, x):
     if not self.settings.normalize_states: return x
     ns = self._norm.get(model_id)
@@ -784,7 +777,7 @@ async def _observe(self, model_id, x):
 ReinforcementLearningService._normalized = _normalized
 ReinforcementLearningService._observe = _observe
 
-# %% ../../nbs/94_bandits.service.ipynb #c044
+# %% ../../nbs/94_bandits.service.ipynb #c045
 class ReinforcementLearningFactory:
     "Root factory: builds a ReinforcementLearningService from settings."
     @classmethod

@@ -278,12 +278,13 @@ class PairExchange:
             self._slots = mem[128:].view(torch.float32).view(2, 2, self.numel)  # [rank, exchange parity, element]
 
     def average(self, t: torch.Tensor, # This rank's flat tensor (the peer passes one of the same size and dtype)
+                out: torch.Tensor | None = None, # Where to write the mean, flat (may be `t` itself; default: a new tensor)
                ) -> torch.Tensor:
-        "The mean of this rank's and the peer's `t` (a new tensor, bit-identical on both ranks)."
+        "The mean of this rank's and the peer's `t` (bit-identical on both ranks)."
         t = t.reshape(-1)
         if t.dtype == torch.float32 and t.device.type == "cpu":
-            self.send_buffer(t.numel()).copy_(t); return self.average_sent(t.numel())
-        return self._average_p2p(t)
+            self.send_buffer(t.numel()).copy_(t); return self.average_sent(t.numel(), out)
+        return self._average_p2p(t, out)
 
     def send_buffer(self, n: int, # Elements (float32) of the next exchange
                    ) -> torch.Tensor:
@@ -437,11 +438,10 @@ class DDPPolicy(nn.Module):
                       ) -> torch.Tensor:
         "Average `flat` over the ranks in place, for steps that compute gradients without autograd; returns it."
         if not _is_dist(): return flat
-        ex, n = self.exchange, flat.numel()
-        if ex is not None and flat.dtype == torch.float32 and flat.device.type == "cpu" and flat.is_contiguous():
-            ex.send_buffer(n).copy_(flat.view(-1)); ex.average_sent(n, out=flat.view(-1))
-        elif ex is not None: flat.copy_(ex.average(flat).view_as(flat))
-        else: dist.all_reduce(flat); flat /= dist.get_world_size()
+        ex = self.exchange
+        if ex is None: dist.all_reduce(flat); flat /= dist.get_world_size()
+        elif flat.is_contiguous(): ex.average(flat, out=flat.view(-1))
+        else: flat.copy_(ex.average(flat).view_as(flat))
         return flat
 
 def unwrap(module: nn.Module) -> nn.Module:

@@ -378,10 +378,13 @@ class _RidgeBandit(BaseBandit):
         ridge_scores_kernel(w["theta"], w["A_inv"], x, acts, mu, var, float(self.params.ridge))
         return mu, var
     def expected_rewards(self, w, x, acts): return self._mu_var(w, x, acts)[0]
+    @staticmethod
+    def _trusted(w, x, a, r) -> bool:  # an already-valid feedback for trained weights `w` (x's finiteness: left to the kernel's TD error)
+        return type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and x.size == w["dim"] and type(a) is int and \
+               0 <= a < w["n_actions"] and type(r) is float and math.isfinite(r)
     def update_sync(self, weights, state_vector, action_index, reward, next_state_vector=None):
         x, a, r = state_vector, action_index, reward
-        fast = type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and type(a) is int and type(r) is float and \
-               math.isfinite(r) and weights and "theta" in weights and weights["dim"] == x.size and 0 <= a < weights["n_actions"]
+        fast = weights and "theta" in weights and self._trusted(weights, x, a, r)
         w = weights if fast else None  # fast: an already-valid call on a trained model (x's finiteness: the kernel's TD error)
         if not fast: w, x, a, r = self._check_update(weights, state_vector, action_index, reward)
         A_inv, b, theta, counts = w["A_inv"].copy(), w["b"].copy(), w["theta"].copy(), w["counts"].copy()  # pure: copy, then update in place
@@ -392,10 +395,8 @@ class _RidgeBandit(BaseBandit):
         w = weights
         if not (w and "theta" in w and all(type(w[k]) is np.ndarray and w[k].dtype is _F64 for k in self.schema)):
             return super().update_many_sync(weights, feedbacks)
-        K, d = w["n_actions"], w["dim"]
-        for x, a, r, _ in feedbacks:  # every feedback already valid for this trained model, else the checked loop
-            if not (type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1 and x.size == d and type(a) is int and 0 <= a < K
-                    and type(r) is float and math.isfinite(r)): return super().update_many_sync(weights, feedbacks)
+        if not all(self._trusted(w, x, a, r) for x, a, r, _ in feedbacks):  # every feedback already valid, else the checked loop
+            return super().update_many_sync(weights, feedbacks)
         A_inv, b, theta, counts = w["A_inv"].copy(), w["b"].copy(), w["theta"].copy(), w["counts"].copy()  # one copy for all
         tds = [ridge_update_kernel(A_inv, b, theta, counts, a, x, r) for x, a, r, _ in feedbacks]
         if not math.isfinite(sum(tds)) or not all(ridge_rows_finite(A_inv, b, theta, counts, a) for a in {f[1] for f in feedbacks}):

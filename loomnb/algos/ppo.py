@@ -132,7 +132,6 @@ class PPOHandGrad:
         self.log_std = None if self.discrete else policy.log_std.detach()
         self.log_std_grad = None if self.discrete else policy.log_std.grad
         self.optimizer, self._step = optimizer, fused_adam_stepper(optimizer)
-        self.policy, self.params = policy, ps
         self._objs, self._ints = _hand_snapshot(self, policy if sync is None else getattr(sync, "__self__", policy), optimizer)
 
     def valid(self, policy: torch.nn.Module, # The policy `ppo_hand_grad` was given

@@ -46,7 +46,7 @@ class RLMemorySettings(Config):
     redis_pipelined: bool = True                # Redis: send the hot-path scripts on one pipelined connection parsed by hiredis (when installed and the URL is TCP)
     sqlite_checkpoint_interval_s: float = 0.25  # SQLite: a background thread moves the WAL into the database this often (passive checkpoints, off the write path); 0 = SQLite's automatic checkpoint inside a commit (a few ms every ~1000 pages)
     sqlite_wal_restart_mb: float = 64.0         # SQLite with the checkpoint thread: once the WAL holds this many MB, the thread takes this process's write lock while it copies the rest (8-18 ms measured under load; a write arriving meanwhile blocks the event loop), so that the WAL restarts instead of growing while writes never pause; 0 = never
-    sqlite_experience_index: bool = True        # SQLite: index experiences by (model_id, ts) (`count_experiences` and `max_experience_age_seconds` filters read only that model's recent rows); False saves one WAL page per feedback commit (~10% of a one-at-a-time feedback's CPU) and drops an existing index on open: every process sharing a database should use the same value
+    sqlite_experience_index: bool = True        # SQLite: create the (model_id, ts) experiences index when it is missing (`count_experiences` and `max_experience_age_seconds` filters read only that model's recent rows); False creates none, saving one WAL page per feedback commit (~10% of a one-at-a-time feedback's CPU), and leaves an existing index alone: drop it explicitly (`DROP INDEX experiences_model_ts`) to get the saving on an existing database
 
     def validate(self):
         self.check_choice("backend", ["sqlite", "redis"]); self.check_choice("sampling_mode", ["uniform", "prioritized"])
@@ -263,11 +263,9 @@ CREATE INDEX IF NOT EXISTS pending_deadline ON pending (deadline);
 """
 _EXP_INDEX = "experiences_model_ts"  # the (model_id, ts) index, created by default before sqlite_experience_index existed
 
-def _sync_exp_index(c: sqlite3.Connection, want: bool) -> None:
-    "Create or drop the experiences index so that the database matches `want` (no write when it already does)."
-    has = c.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (_EXP_INDEX,)).fetchone() is not None
-    if want and not has: c.execute(f"CREATE INDEX IF NOT EXISTS {_EXP_INDEX} ON experiences (model_id, ts)")
-    elif has and not want: c.execute(f"DROP INDEX IF EXISTS {_EXP_INDEX}")
+def _ensure_exp_index(c: sqlite3.Connection, want: bool) -> None:
+    "Create the experiences index when `want` (a no-op when it exists); never drop one another process may rely on."
+    if want: c.execute(f"CREATE INDEX IF NOT EXISTS {_EXP_INDEX} ON experiences (model_id, ts)")
 
 class _WalCheckpointer:
     "A daemon thread running passive WAL checkpoints on its own connection every `interval` seconds until `stop()`."
@@ -309,7 +307,7 @@ class _SQLiteCore(_MemoryBase):
         c.execute(f"PRAGMA busy_timeout={int(self.settings.busy_timeout_ms)}")
         if self.path != ":memory:": c.execute("PRAGMA journal_mode=WAL")
         c.execute(f"PRAGMA synchronous={self.settings.sqlite_synchronous}")
-        c.executescript(_SCHEMA); _sync_exp_index(c, self.settings.sqlite_experience_index)
+        c.executescript(_SCHEMA); _ensure_exp_index(c, self.settings.sqlite_experience_index)
         self.conn, self._ready = c, True
         if self.path != ":memory:" and self.settings.sqlite_checkpoint_interval_s > 0:
             c.execute("PRAGMA wal_autocheckpoint=0")  # commits never checkpoint: the thread below does, off the write path

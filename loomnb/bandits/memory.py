@@ -272,19 +272,23 @@ class _WalCheckpointer:
     def __init__(self, path: str, interval: float, restart_bytes: float=0.0, # > 0: let the WAL restart once it holds this many bytes
                  lock: threading.RLock | None = None): # Held by this process's write transactions (needed to restart the WAL)
         self.path, self.interval, self.restart_bytes, self.lock = path, interval, restart_bytes, lock
-        self.done, self.runs, self.restarts = threading.Event(), 0, 0
+        self.done, self.runs, self.restarts, self.skipped = threading.Event(), 0, 0, 0  # restarts: locked checkpoints that completed
         self.thread = threading.Thread(target=self._run, name="loomnb-wal-checkpoint", daemon=True); self.thread.start()
     def _run(self):
         c = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         frame = c.execute("PRAGMA page_size").fetchone()[0] + 24  # bytes of one WAL frame
         try:
+            backoff = wait = 0   # rounds to skip the locked attempt after one that could not finish
             while not self.done.wait(self.interval):
                 try:
                     _, frames, _ = c.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone(); self.runs += 1  # never waits for the writer's lock
                     if self.lock is not None and self.restart_bytes and frames * frame >= self.restart_bytes:
+                        if wait: wait -= 1; self.skipped += 1; continue
                         with self.lock:  # this process's writes wait: the few frames left are copied, the next commit restarts the WAL
                             _, frames, done = c.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                        self.restarts += frames == done
+                        if frames == done: self.restarts += 1; backoff = 0
+                        else: backoff = wait = min(2 * backoff + 1, 63)  # another process's reader or writer held frames back:
+                                                                         # do not stall this process's writes every round
                 except sqlite3.Error: pass  # busy or locked this time: the next round retries; commits are unaffected
         finally: c.close()
     def stop(self):

@@ -16,8 +16,8 @@ from .core import Config, ConfigError
 from .learner import Algorithm, TrainState
 from .buffers.replay import ReplayBuffer, ReplayBatch
 from .qnets import polyak_update, target_copy
-from .nets import make_adam
-from torch.optim.optimizer import _global_optimizer_pre_hooks as _GLOBAL_PRE, _global_optimizer_post_hooks as _GLOBAL_POST
+from .nets import make_adam, _step_wrapped
+
 
 # %% auto #0
 __all__ = ['OffPolicyConfig', 'ActionScaler', 'TorchBatch', 'to_torch', 'sample_batches', 'step_fast', 'clear_grads',
@@ -127,10 +127,9 @@ def sample_batches(buffer: ReplayBuffer, # Buffer to sample from (uniform)
 
 # %% ../nbs/39_offpolicy.ipynb #c016
 def step_fast(opt: torch.optim.Optimizer) -> None:
-    "`opt.step()` without PyTorch's profiling/hook wrapper when no step hooks are registered (same update)."
+    "`opt.step()` without PyTorch's profiling/hook wrapper when nothing wraps it (no step hooks, no `step` set on the instance; same update)."
     raw = getattr(type(opt).step, "__wrapped__", None)
-    hooks = opt._optimizer_step_pre_hooks or opt._optimizer_step_post_hooks or _GLOBAL_PRE or _GLOBAL_POST
-    if raw is None or hooks: opt.step()
+    if raw is None or _step_wrapped(opt): opt.step()   # hooks or a step wrapped on the instance (an LR scheduler's) run
     else: raw(opt)
 
 def clear_grads(params: list) -> None:

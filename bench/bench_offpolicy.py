@@ -10,7 +10,10 @@ Tasks (rl-zoo3 settings, also the issue's targets):
     learning_starts 100, train_freq 1, gradient_steps 1, auto entropy).
   * td3: Pendulum-v1, 20k steps (zoo: -152). gamma 0.98, buffer 200k, learning_starts 10k, Gaussian exploration noise
     0.1, lr 1e-3, [400, 300].
-loomnb trains on its native envs (same dynamics as gymnasium's), SB3 on gymnasium's. Per run it records the final
+loomnb trains on its native envs (same dynamics as gymnasium's), SB3 on gymnasium's. Mixed-precision variants
+(`--libs` names): `loomnb-bf16` is loomnb with `precision="bfloat16"` (hidden-layer products in bfloat16, the output
+layers, losses, targets, weights and Adam in float32; sac and td3), `sb3-bf16` is SB3's training inside
+`torch.autocast("cpu", dtype=torch.bfloat16)` (every Linear in bfloat16, the same mixed precision as torch applies it). Per run it records the final
 deterministic evaluation return (10 episodes, fresh env), env-steps/s over training, and peak RSS. The summary gives,
 per library, the IQM of the final returns with a 95% stratified-bootstrap CI over seeds, the median steps/s and its
 ratio to SB3's, and the median peak RSS.
@@ -23,6 +26,8 @@ Usage:
     python bench/bench_offpolicy.py --algo sac --speed 200 6 --libs loomnb,sb3,rlox   # with rlox's SAC (sac only)
     python bench/bench_offpolicy.py --algo sac --libs rlox --seeds 2 --json rlox.json  # rlox's SAC learning runs
     python bench/bench_offpolicy.py --ws-ab 7   # SAC's hand-written step with/without its workspace (faults, CPU)
+    python bench/bench_offpolicy.py --algo td3 --speed 300 4 --libs loomnb,sb3,loomnb-bf16,sb3-bf16
+    python bench/bench_offpolicy.py --gemm      # float32 vs bfloat16 GEMM rate of TD3's 400x300 layer on this CPU
 """
 from __future__ import annotations
 import argparse, json, os, resource, subprocess, sys, time
@@ -42,11 +47,33 @@ TASKS = {
 def _rss_mb() -> float: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run_loomnb(algo, seed, total):
+def _bf16(lib) -> tuple[str, bool]:
+    "A library name without its -bf16 suffix, and whether it had one."
+    return (lib[:-5], True) if lib.endswith("-bf16") else (lib, False)
+
+
+def _loomnb_trainer(algo, seed, bf16):
     from loomnb.learner import Trainer
+    t = TASKS[algo]
+    if bf16 and algo not in ("sac", "td3"): raise SystemExit(f"loomnb-bf16: precision is a sac/td3 setting, not {algo}'s")
+    cfg = {**t["loomnb"], **({"precision": "bfloat16"} if bf16 else {})}
+    return Trainer(algo, env=t["env"], seed=seed, config=cfg, device="cpu")
+
+
+def _sb3_autocast(model):
+    "SB3's gradient steps (its `train`) inside torch.autocast to bfloat16; collection stays float32. Returns the model."
+    import torch
+    fp32_train = model.train
+    def train(*a, **k):
+        with torch.autocast("cpu", dtype=torch.bfloat16): return fp32_train(*a, **k)
+    model.train = train
+    return model
+
+
+def run_loomnb(algo, seed, total, bf16=False):
     from loomnb.eval import evaluate
     t = TASKS[algo]
-    tr = Trainer(algo, env=t["env"], seed=seed, config=t["loomnb"], device="cpu")
+    tr = _loomnb_trainer(algo, seed, bf16)
     t0, c0 = time.perf_counter(), time.process_time(); tr.train(total)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     ev = evaluate(tr, t["env"], n_episodes=10, seed=10_000 + seed)
@@ -54,26 +81,12 @@ def run_loomnb(algo, seed, total):
                 sps_cpu=tr.state.global_step / cpu, eval=ev.mean)
 
 
-def run_sb3(algo, seed, total):
+def run_sb3(algo, seed, total, bf16=False):
     import gymnasium as gym
-    import numpy as np
-    from stable_baselines3 import DQN, SAC, TD3
     from stable_baselines3.common.evaluation import evaluate_policy
-    from stable_baselines3.common.noise import NormalActionNoise
     t = TASKS[algo]
-    env = gym.make(t["env"])
-    if algo == "dqn":
-        model = DQN("MlpPolicy", env, learning_rate=2.3e-3, batch_size=64, buffer_size=100_000, learning_starts=1000,
-                    gamma=0.99, target_update_interval=10, train_freq=256, gradient_steps=128,
-                    exploration_fraction=0.16, exploration_final_eps=0.04, policy_kwargs=dict(net_arch=[256, 256]),
-                    seed=seed, device="cpu")
-    elif algo == "sac":
-        model = SAC("MlpPolicy", env, learning_rate=1e-3, seed=seed, device="cpu")
-    else:
-        n = env.action_space.shape[0]
-        model = TD3("MlpPolicy", env, gamma=0.98, buffer_size=200_000, learning_starts=10_000,
-                    action_noise=NormalActionNoise(np.zeros(n), 0.1 * np.ones(n)), gradient_steps=1, train_freq=1,
-                    learning_rate=1e-3, policy_kwargs=dict(net_arch=[400, 300]), seed=seed, device="cpu")
+    model = _sb3_model(algo, seed)
+    if bf16: _sb3_autocast(model)
     t0, c0 = time.perf_counter(), time.process_time(); model.learn(total)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     ev_env = gym.make(t["env"]); ev_env.reset(seed=10_000 + seed)
@@ -100,7 +113,8 @@ def run_rlox(algo, seed, total):
     return dict(steps=total, wall=wall, cpu=cpu, sps=total / wall, sps_cpu=total / cpu, eval=float(np.mean(rets)))
 
 
-RUNNERS = {"loomnb": run_loomnb, "sb3": run_sb3, "rlox": run_rlox}
+RUNNERS = {"loomnb": run_loomnb, "sb3": run_sb3, "rlox": run_rlox,
+           "loomnb-bf16": lambda *a: run_loomnb(*a, bf16=True), "sb3-bf16": lambda *a: run_sb3(*a, bf16=True)}
 
 
 def _sb3_model(algo, seed):
@@ -131,24 +145,30 @@ def _rlox_model(algo, seed):
 def speed(algo, chunk, repeats, seed=0, libs=("loomnb", "sb3")):
     "Steps/s of the libraries in one process: warm up past learning_starts, then alternate equal chunks of training."
     import torch
-    from loomnb.learner import Trainer
     torch.set_num_threads(1)
     t = TASKS[algo]
     warm = t["loomnb"].get("learning_starts", 100) + chunk
     if warm < t["loomnb"].get("batch_size", 256):   # loomnb trains only once the buffer holds a batch
         raise SystemExit(f"--speed: {warm} warm-up steps leave loomnb's buffer under one batch; use a larger CHUNK")
-    tr = Trainer(algo, env=t["env"], seed=seed, config=t["loomnb"], device="cpu")
-    model = _sb3_model(algo, seed)
     budget = warm + chunk * (repeats + 1)
-    tr.state.total_timesteps = budget   # schedules see the same run length in both libraries
-    tr.train(warm); model.learn(warm, reset_num_timesteps=False)
-    model._total_timesteps = budget
-    rl = None
-    if "rlox" in libs:
-        rl = _rlox_model(algo, seed); rl.train(warm)
-        rl.learning_starts = 0   # rlox's train() counts steps from 0 on every call: keep later chunks training
-    run = {"loomnb": lambda: tr.train(tr.state.global_step + chunk),
-           "sb3": lambda: model.learn(chunk, reset_num_timesteps=False), "rlox": lambda: rl.train(chunk)}
+    run = {}
+    for lib in libs:   # each library (and precision variant) its own model, warmed up past learning_starts
+        base, bf16 = _bf16(lib)
+        if base == "loomnb":
+            tr = _loomnb_trainer(algo, seed, bf16)
+            tr.state.total_timesteps = budget   # schedules see the same run length in both libraries
+            tr.train(warm)
+            run[lib] = lambda tr=tr: tr.train(tr.state.global_step + chunk)
+        elif base == "sb3":
+            model = _sb3_model(algo, seed)
+            if bf16: _sb3_autocast(model)
+            model.learn(warm, reset_num_timesteps=False)
+            model._total_timesteps = budget
+            run[lib] = lambda model=model: model.learn(chunk, reset_num_timesteps=False)
+        else:
+            rl = _rlox_model(algo, seed); rl.train(warm)
+            rl.learning_starts = 0   # rlox's train() counts steps from 0 on every call: keep later chunks training
+            run[lib] = lambda rl=rl: rl.train(chunk)
     libs = list(libs)
     rates, cpu = {l: [] for l in libs}, {l: [] for l in libs}
     for i in range(repeats):
@@ -161,8 +181,25 @@ def speed(algo, chunk, repeats, seed=0, libs=("loomnb", "sb3")):
     ms, cs = _median(rates["sb3"]), _median(cpu["sb3"])
     for lib in libs:
         m, c = _median(rates[lib]), _median(cpu[lib])
-        print(f"  {lib:6s} {m:8.1f} steps/s, {c:8.1f} per CPU-s  (chunks: {', '.join(f'{r:.0f}' for r in rates[lib])})"
+        print(f"  {lib:11s} {m:8.1f} steps/s, {c:8.1f} per CPU-s  (chunks: {', '.join(f'{r:.0f}' for r in rates[lib])})"
               f"  ratio to sb3: {m / ms:.2f} wall, {c / cs:.2f} per CPU-second")
+
+
+def gemm_rates(repeats=50):
+    "GFLOP/s of one [256, 400] x [400, 300] product (TD3's hidden layer at batch 256) in float32 and bfloat16."
+    import torch
+    torch.set_num_threads(1)
+    print(f"CPU capability seen by torch: {torch.backends.cpu.get_cpu_capability()}")
+    for dt in (torch.float32, torch.bfloat16):
+        a, b = torch.randn(256, 400, dtype=dt), torch.randn(400, 300, dtype=dt)
+        o, ts = torch.empty(256, 300, dtype=dt), []
+        for _ in range(5):
+            for _ in range(3): torch.mm(a, b, out=o)
+            t0 = time.perf_counter()
+            for _ in range(repeats): torch.mm(a, b, out=o)
+            ts.append((time.perf_counter() - t0) / repeats)
+        t = _median(ts)
+        print(f"  {str(dt):15s} {t * 1e6:7.0f} us per product, {2 * 256 * 400 * 300 / t / 1e9:6.1f} GFLOP/s")
 
 
 def ws_ab(repeats, steps=100, batch=256, hidden=(256, 256)):
@@ -238,6 +275,7 @@ def main(argv=None):
                     help="speed only: both libraries in one process, alternating CHUNK-step training chunks")
     ap.add_argument("--ws-ab", type=int, default=None, metavar="REPEATS",
                     help="SAC's hand-written step with and without its workspace: page faults and CPU time per step")
+    ap.add_argument("--gemm", action="store_true", help="float32 and bfloat16 GEMM rates of TD3's hidden layer")
     ap.add_argument("--table", default=None, help="print the summary table of a JSON file written by --json")
     ap.add_argument("--worker", nargs=3, metavar=("LIB", "SEED", "TOTAL"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -245,6 +283,7 @@ def main(argv=None):
         lib, seed, total = a.worker
         return worker(lib, a.algo, int(seed), int(total))
     if a.ws_ab: return ws_ab(a.ws_ab)
+    if a.gemm: return gemm_rates()
     if a.table:
         d = json.load(open(a.table))
         libs = [l for l in RUNNERS if any(r["lib"] == l for r in d["results"])]
@@ -282,13 +321,13 @@ def summary(algo, results, libs=("loomnb", "sb3"), seeds=None, total=None):
     bs, bc, br = med(base, "sps"), med(base, "sps_cpu"), med(base, "rss_mb")
     n = seeds or max(len(v) for v in by.values())
     print(f"\n{algo} on {task['env']}, {n} seeds, {total or task['timesteps']} steps (zoo reference {task['zoo']}):")
-    print(f"{'lib':8s} {'IQM return':>11s} {'95% CI':>20s} {'steps/s':>8s} {'vs sb3':>7s} {'/CPU-s':>7s} {'vs sb3':>7s} "
+    print(f"{'lib':11s} {'IQM return':>11s} {'95% CI':>20s} {'steps/s':>8s} {'vs sb3':>7s} {'/CPU-s':>7s} {'vs sb3':>7s} "
           f"{'rss_MB':>7s} {'vs sb3':>7s} {'load':>5s}")
     for l, rs in by.items():
         if not rs: continue
         m, lo, hi = _iqm_ci([r["eval"] for r in rs])
         s, c, rss, ld = med(rs, "sps"), med(rs, "sps_cpu"), med(rs, "rss_mb"), med(rs, "load1")
-        print(f"{l:8s} {m:11.1f} {f'[{lo:.1f}, {hi:.1f}]':>20s} {s:8.0f} {s / bs:7.2f} {c:7.0f} {c / bc:7.2f} "
+        print(f"{l:11s} {m:11.1f} {f'[{lo:.1f}, {hi:.1f}]':>20s} {s:8.0f} {s / bs:7.2f} {c:7.0f} {c / bc:7.2f} "
               f"{rss:7.0f} {rss / br:7.2f} {ld:5.2f}")
 
 

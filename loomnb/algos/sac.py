@@ -7,6 +7,7 @@ Docs: https://loomorg.github.io/loomnb/algos.sac.html.md"""
 # %% ../../nbs/43_algos.sac.ipynb #c002
 from __future__ import annotations
 import math
+import contextlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 import numpy as np
@@ -17,13 +18,15 @@ from ..learner import TrainState, register_algorithm
 from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast, clear_grads
 from ..qnets import (SquashedGaussianPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
                           squashed_gaussian_logprob, relu_mlp_layers, mlp_forward, mlp_backward, ensemble_forward,
-                          ensemble_backward, ensemble_action_grad)
+                          ensemble_backward, ensemble_action_grad, ensemble_layers, mixed_layers)
 
 # %% auto #0
-__all__ = ['SAC_STATS', 'SACConfig', 'sac_critic_target', 'sac_critic_loss', 'sac_actor_loss', 'sac_alpha_loss', 'frozen',
-           'sac_step', 'sac_step_hand', 'hand_grad_layers', 'SAC']
+__all__ = ['PRECISIONS', 'SAC_STATS', 'SACConfig', 'sac_critic_target', 'sac_critic_loss', 'sac_actor_loss', 'sac_alpha_loss',
+           'frozen', 'sac_step', 'sac_step_hand', 'hand_grad_layers', 'step_layers', 'autocast_for', 'SAC']
 
 # %% ../../nbs/43_algos.sac.ipynb #c005
+PRECISIONS = ("float32", "bfloat16")   # `precision` of SAC and TD3
+
 @dataclass
 class SACConfig(OffPolicyConfig):
     "SAC hyperparameters (SB3 defaults; rlox's `auto_entropy`)."
@@ -35,9 +38,11 @@ class SACConfig(OffPolicyConfig):
     log_std_min: float = -20.0       # Actor log-std lower clamp
     log_std_max: float = 2.0         # Actor log-std upper clamp
     hand_grad: bool = True           # On CPU with the default networks: hand-written gradients (same updates as autograd)
+    precision: str = "float32"       # "bfloat16": hidden-layer products in bfloat16, float32 elsewhere (`loomnb.qnets.mixed_layers`)
 
     def validate(self):
         super().validate()
+        self.check_choice("precision", PRECISIONS)
         self.check_range("ent_coef", 0, None, lo_open=self.auto_entropy)  # the initial alpha must be > 0
         self.check_range("target_update_interval", 1)
         self.check_range("n_critics", 1)
@@ -122,12 +127,14 @@ def sac_step(actor: nn.Module, # SquashedGaussianPolicy-like: .sample(obs) -> (a
 # %% ../../nbs/43_algos.sac.ipynb #c019
 def _critic_step_hand(critic, critic_opt, obs, actions, y, # ReLU ensemble, its optimizer, batch, targets [B]
                       coef: float, # loss = coef * sum over critics of the mean squared TD error
-                      ws: dict | None) -> tuple[torch.Tensor, torch.Tensor]: # Q [n_critics, B] before the step, loss
+                      ws: dict | None, # Workspace (see `loomnb.qnets.scratch`)
+                      cl: list | None=None, # The critic's `mixed_layers` (None: float32)
+                     ) -> tuple[torch.Tensor, torch.Tensor]: # Q [n_critics, B] before the step, loss
     "The critics' regression step of `sac_step_hand` and `td3_step_hand` (called under their `no_grad`)."
-    q, chs = ensemble_forward(critic, torch.cat([obs, actions], 1), None, ws)   # (overwrites the target's "ef")
+    q, chs = ensemble_forward(critic, torch.cat([obs, actions], 1), None, ws, cl)   # (overwrites the target's "ef")
     d = q - y
     loss = coef * d.pow(2).mean(1).sum()
-    ensemble_backward(critic, chs, d.mul_(2.0 * coef / q.shape[1]), ws); step_fast(critic_opt)   # chs dead after
+    ensemble_backward(critic, chs, d.mul_(2.0 * coef / q.shape[1]), ws, cl); step_fast(critic_opt)   # chs dead after
     return q, loss
 
 @torch.no_grad()
@@ -136,8 +143,9 @@ def sac_step_hand(actor: SquashedGaussianPolicy, # Default actor (`relu_mlp_laye
                   critic_target: EnsembleQNetwork, # Its target copy
                   actor_opt, critic_opt, log_alpha, fixed_alpha, target_entropy, # as in `sac_step`
                   batch: TorchBatch, # Minibatch
-                  layers: list, # `relu_mlp_layers(actor.net)`
+                  layers: list, # `relu_mlp_layers(actor.net)`, or its `mixed_layers`
                   ws: dict | None=None, # Workspace of scratch buffers reused across steps (`loomnb.qnets.scratch`)
+                  critic_layers: tuple=(None, None), # `mixed_layers` of the critic's and the target's layers (None: float32)
                  ) -> torch.Tensor: # stats [6] in the order of `SAC_STATS`
     "`sac_step` for the default networks with hand-written gradients (no autograd graph)."
     obs, B, ad = batch.obs, batch.obs.shape[0], actor.act_dim
@@ -149,12 +157,13 @@ def sac_step_hand(actor: SquashedGaussianPolicy, # Default actor (`relu_mlp_laye
     a, logp2 = torch.tanh(u), squashed_gaussian_logprob(u, mean, ls)
     logp = logp2[:B]
     alpha = log_alpha.exp() if log_alpha is not None else fixed_alpha
-    qt = ensemble_forward(critic_target, torch.cat([batch.next_obs, a[B:]], 1), None, ws)[0]   # qt: fresh
+    cl, tl = critic_layers
+    qt = ensemble_forward(critic_target, torch.cat([batch.next_obs, a[B:]], 1), None, ws, tl)[0]   # qt: fresh
     y = sac_critic_target(qt, logp2[B:], batch.rewards, batch.terminated, batch.discounts, alpha)
-    q, critic_loss = _critic_step_hand(critic, critic_opt, obs, batch.actions, y, 0.5, ws)
-    qp, phs = ensemble_forward(critic, torch.cat([obs, a[:B]], 1), None, ws)   # through the updated critics ("ef" again)
+    q, critic_loss = _critic_step_hand(critic, critic_opt, obs, batch.actions, y, 0.5, ws, cl)
+    qp, phs = ensemble_forward(critic, torch.cat([obs, a[:B]], 1), None, ws, cl)   # through the updated critics ("ef" again)
     qmin, idx = qp.min(0)
-    ga = ensemble_action_grad(critic, phs, idx, -1.0 / B, ad, ws)         # d(-mean min Q)/da; ga fresh ("ag*" inside)
+    ga = ensemble_action_grad(critic, phs, idx, -1.0 / B, ad, ws, cl)     # d(-mean min Q)/da; ga fresh ("ag*" inside)
     a1, ab = a[:B], alpha / B
     gu = ga.mul_(1.0 - a1 * a1).add_(2.0 * ab * a1)                         # through tanh, plus alpha * dlogpi/du
     lr = ls_raw[:B]
@@ -176,7 +185,22 @@ def hand_grad_layers(actor, critic, critic_target, # The networks of an algorith
           and isinstance(critic.act_fn, nn.ReLU) and next(critic.parameters()).device.type == "cpu")
     return relu_mlp_layers(actor.net) if ok else None
 
-# %% ../../nbs/43_algos.sac.ipynb #c023
+def step_layers(layers: list | None, # `hand_grad_layers(...)` (None: the autograd step runs)
+                critics: tuple, # The critic ensembles the hand-written step evaluates (e.g. critic and its target)
+                precision: str, # "float32" or "bfloat16"
+               ) -> tuple: # the actor's layers for the step, and one layer list (or None) per critic
+    "The layer lists a hand-written step takes: float32 as they are, or `mixed_layers` copies for bfloat16 products."
+    if layers is None or precision == "float32": return layers, tuple(None for _ in critics)
+    return mixed_layers(layers), tuple(mixed_layers(ensemble_layers(c)) for c in critics)
+
+def autocast_for(precision: str, # "float32" or "bfloat16"
+                 autograd: bool, # Whether the autograd step runs (the hand-written one casts by itself)
+                 device: torch.device):
+    "`torch.autocast` to bfloat16 for an autograd step with precision='bfloat16', else a no-op context."
+    on = autograd and precision == "bfloat16"
+    return torch.autocast(device.type, dtype=torch.bfloat16) if on else contextlib.nullcontext()
+
+# %% ../../nbs/43_algos.sac.ipynb #c025
 class SAC(OffPolicyAlgorithm):
     "Soft actor-critic with automatic entropy tuning on the shared off-policy loop."
     name = "sac"
@@ -197,6 +221,7 @@ class SAC(OffPolicyAlgorithm):
         self.actor_opt = make_adam(self._p["actor"], c.learning_rate)   # log_alpha rides along (same lr, elementwise)
         self.critic_opt = make_adam(self._cp, c.learning_rate)
         self._layers = hand_grad_layers(self.actor, self.critic, self.critic_target) if c.hand_grad else None
+        self._hl, self._cl = step_layers(self._layers, (self.critic, self.critic_target), c.precision)
         self._ws = {}   # scratch buffers of the hand-written step, reused across steps (not checkpointed)
 
     def _nets(self): return {"actor": self.actor, "critic": self.critic, "critic_target": self.critic_target}
@@ -216,10 +241,11 @@ class SAC(OffPolicyAlgorithm):
 
     def _train(self, n: int, state: TrainState) -> dict:
         c, stats = self.config, []
-        step, last = (sac_step, self._p) if self._layers is None else (lambda *a: sac_step_hand(*a, self._ws), self._layers)
+        step, last = (sac_step, self._p) if self._layers is None else (lambda *a: sac_step_hand(*a, self._ws, self._cl), self._hl)
         for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
-            stats.append(step(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt,
-                              self.log_alpha, c.ent_coef, self.target_entropy, b, last))
+            with autocast_for(c.precision, self._layers is None, self.device):
+                stats.append(step(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt,
+                                  self.log_alpha, c.ent_coef, self.target_entropy, b, last))
             if (state.n_updates + i + 1) % c.target_update_interval == 0: polyak_update(self._cp, self._tp, c.tau)
         m = (stats[0] if n == 1 else torch.stack(stats).mean(0)).tolist()   # one sync per phase
         return {f"train/{k}": v for k, v in zip(SAC_STATS, m)}

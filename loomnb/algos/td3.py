@@ -15,7 +15,7 @@ from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_
 from ..qnets import (DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
                           mlp_forward, mlp_backward, ensemble_forward, ensemble_action_grad,
                           relu_mlp_layers)
-from .sac import frozen, hand_grad_layers, _critic_step_hand
+from .sac import frozen, hand_grad_layers, _critic_step_hand, PRECISIONS, step_layers, autocast_for
 
 # %% auto #0
 __all__ = ['TD3Config', 'DDPGConfig', 'smoothed_target_actions', 'td3_critic_target', 'td3_critic_loss', 'td3_actor_loss',
@@ -32,9 +32,11 @@ class TD3Config(OffPolicyConfig):
     exploration_noise: float = 0.1   # Std of the Gaussian exploration noise (normalised units)
     n_critics: int = 2               # Number of critics (min over them in the targets)
     hand_grad: bool = True           # On CPU with the default networks: hand-written gradients (same updates as autograd)
+    precision: str = "float32"       # "bfloat16": hidden-layer products in bfloat16, float32 elsewhere (`loomnb.qnets.mixed_layers`)
 
     def validate(self):
         super().validate()
+        self.check_choice("precision", PRECISIONS)
         self.check_range("policy_delay", 1)
         for k in ("target_noise", "noise_clip", "exploration_noise"): self.check_range(k, 0)
         self.check_range("n_critics", 1)
@@ -110,30 +112,32 @@ def td3_step(actor: nn.Module, actor_target: nn.Module, critic: nn.Module, criti
 def td3_step_hand(actor: DeterministicPolicy, actor_target: nn.Module, # Default actor and its target
                   critic: EnsembleQNetwork, critic_target: EnsembleQNetwork, # ReLU ensemble and its target
                   actor_opt, critic_opt, batch: TorchBatch, cfg: TD3Config, update_actor: bool, params: dict, # as in `td3_step`
-                  layers: list, # `relu_mlp_layers(actor.net)`
-                  target_layers: list | None=None, # `relu_mlp_layers(actor_target.net)` (None: call `actor_target`)
+                  layers: list, # `relu_mlp_layers(actor.net)`, or its `mixed_layers`
+                  target_layers: list | None=None, # The same of `actor_target.net` (None: call `actor_target`)
                   ws: dict | None=None, # Workspace of scratch buffers reused across steps (`loomnb.qnets.scratch`)
+                  critic_layers: tuple=(None, None), # `mixed_layers` of the critic's and the target's layers (None: float32)
                  ) -> dict[str, torch.Tensor]:
     "`td3_step` for the default networks with hand-written gradients (no autograd graph)."
     obs, B, ad = batch.obs, batch.obs.shape[0], actor.act_dim
     if target_layers is None: mu_t = actor_target(batch.next_obs)
     else: mu_t = actor.max_action * torch.tanh(mlp_forward(target_layers, batch.next_obs, ws)[0])
     na = smoothed_target_actions(mu_t, cfg.target_noise, cfg.noise_clip)
-    y = td3_critic_target(ensemble_forward(critic_target, torch.cat([batch.next_obs, na], 1), None, ws)[0],
+    cl, tl = critic_layers
+    y = td3_critic_target(ensemble_forward(critic_target, torch.cat([batch.next_obs, na], 1), None, ws, tl)[0],
                           batch.rewards, batch.terminated, batch.discounts)
-    q, critic_loss = _critic_step_hand(critic, critic_opt, obs, batch.actions, y, 1.0, ws)
+    q, critic_loss = _critic_step_hand(critic, critic_opt, obs, batch.actions, y, 1.0, ws, cl)
     out = {"critic_loss": critic_loss, "q_values": q.mean()}
     if update_actor:
         o, hs = mlp_forward(layers, obs, ws)
         t = torch.tanh(o)
-        q1, qhs = ensemble_forward(critic, torch.cat([obs, t * actor.max_action], 1), 1, ws)
-        ga = ensemble_action_grad(critic, qhs, None, -1.0 / B, ad, ws)        # d(-mean Q1)/da
+        q1, qhs = ensemble_forward(critic, torch.cat([obs, t * actor.max_action], 1), 1, ws, cl)
+        ga = ensemble_action_grad(critic, qhs, None, -1.0 / B, ad, ws, cl)    # d(-mean Q1)/da
         mlp_backward(layers, hs, ga.mul_(1.0 - t * t).mul_(actor.max_action), False, ws); step_fast(actor_opt)
         polyak_update(params["critic"] + params["actor"], params["critic_target"] + params["actor_target"], cfg.tau)
         out["actor_loss"] = -q1.mean()
     return out
 
-# %% ../../nbs/44_algos.td3.ipynb #c017
+# %% ../../nbs/44_algos.td3.ipynb #c019
 class TD3(OffPolicyAlgorithm):
     "TD3 on the shared off-policy loop (DDPG with `DDPGConfig`)."
     name = "td3"
@@ -153,6 +157,8 @@ class TD3(OffPolicyAlgorithm):
         self.critic_opt = make_adam(self._p["critic"], c.learning_rate)
         self._layers = hand_grad_layers(self.actor, self.critic, self.critic_target, DeterministicPolicy) if c.hand_grad else None
         self._tlayers = None if self._layers is None else relu_mlp_layers(self.actor_target.net)
+        self._hl, self._cl = step_layers(self._layers, (self.critic, self.critic_target), c.precision)
+        self._htl = step_layers(self._tlayers, (), c.precision)[0]
         self._ws = {}   # scratch buffers of the hand-written step, reused across steps
 
     def _nets(self): return {"actor": self.actor, "actor_target": self.actor_target, "critic": self.critic,
@@ -174,10 +180,10 @@ class TD3(OffPolicyAlgorithm):
     def _train(self, n: int, state: TrainState) -> dict:
         c, stats = self.config, []
         nets = (self.actor, self.actor_target, self.critic, self.critic_target, self.actor_opt, self.critic_opt)
-        step = td3_step if self._layers is None else (lambda *a: td3_step_hand(*a, self._layers, self._tlayers, self._ws))
+        step = td3_step if self._layers is None else (lambda *a: td3_step_hand(*a, self._hl, self._htl, self._ws, self._cl))
         for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
             upd = (state.n_updates + i + 1) % c.policy_delay == 0
-            stats.append(step(*nets, b, c, upd, self._p))
+            with autocast_for(c.precision, self._layers is None, self.device): stats.append(step(*nets, b, c, upd, self._p))
         vals = iter(torch.stack([v for s in stats for v in s.values()]).tolist())   # one sync per phase
         per = {k: [] for k in ("critic_loss", "q_values", "actor_loss")}
         for s in stats:

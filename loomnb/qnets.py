@@ -434,7 +434,7 @@ def mlp_backward(layers: list, # The layers given to `mlp_forward`
         g = _cast(g, h, ws, ("mg", k))
         if w.shape[1] < 16: _grad_buf(w).copy_(torch.mm(h.t(), g).t())   # narrow input: GEMM is faster with it as M
         else: _set_grad(w, lambda o: torch.mm(g.t(), h, out=o), ws, ("mw", k), cw)
-        torch.sum(g, 0, dtype=b.dtype, out=_grad_buf(b))
+        _set_grad(b, lambda o: torch.sum(g, 0, out=o), ws, ("mbb", k), cw)
         if k > 0: g = _relu_grad_(torch.mm(g, cw, out=scratch(ws, ("mb", k), (R, w.shape[1]), cw)), h)
         elif need_input: return torch.mm(g, cw).to(w.dtype)
     return None
@@ -487,7 +487,7 @@ def ensemble_backward(ens: EnsembleQNetwork, # A ReLU ensemble
         (W, b), cW, h = L[k][:2], _cw(L[k])[0], hs[k]
         g = _cast(g, h, ws, ("eg", k))
         _set_grad(W, lambda o: torch.bmm(h.transpose(1, 2), g, out=o), ws, ("ew", k), cW)
-        torch.sum(g, 1, keepdim=True, dtype=b.dtype, out=_grad_buf(b))
+        _set_grad(b, lambda o: torch.sum(g, 1, keepdim=True, out=o), ws, ("ebb", k), cW)
         if k > 0: g = torch.bmm(g, cW.transpose(1, 2), out=scratch(ws, ("eb", k), (n, B, W.shape[1]), cW))
 
 @_no_grad

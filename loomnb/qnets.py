@@ -504,10 +504,14 @@ def ensemble_action_grad(ens: EnsembleQNetwork, # A ReLU ensemble
     W, nl = [_cw(l)[0] for l in L], len(L)
     ga = torch.empty(B, act_dim, dtype=L[0][0].dtype, device=hs[0].device)
     sc = lambda key, k, r, like: None if ws is None else scratch(ws, (key, k), (B, hs[k].shape[2]), like)[:r]
+    bucket = W[0].dtype != ga.dtype   # low precision: oneDNN compiles (and keeps) a kernel per shape, so pad the rows
     for c in range(ens.n_critics if idx is not None else 1):
         rows = (idx == c).nonzero().squeeze(1) if idx is not None else None
         r = B if rows is None else rows.numel()
         if r == 0: continue
+        if bucket and r < B:   # to a multiple of 64 (repeating a row; the extra results are dropped)
+            rows = torch.cat([rows, rows[:1].expand(min(-(-r // 64) * 64, B) - r)]); r_real, r = r, rows.numel()
+        else: r_real = r
         g = (scale * W[nl - 1][c].t()).expand(r, -1)                     # dLoss/d(last hidden) [r, h]
         for k in range(nl - 1, 0, -1):
             hk = hs[k][c]
@@ -519,5 +523,5 @@ def ensemble_action_grad(ens: EnsembleQNetwork, # A ReLU ensemble
             g = torch.mm(g, w.t(), out=sc("ag", k - 1, r, w) if k > 1 else None)
         if nl == 1: g = g[:, -act_dim:]
         if rows is None: return g.to(ga.dtype)
-        ga.index_copy_(0, rows, g.to(ga.dtype))
+        ga.index_copy_(0, rows[:r_real], g[:r_real].to(ga.dtype))
     return ga

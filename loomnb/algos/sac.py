@@ -8,6 +8,7 @@ Docs: https://loomorg.github.io/loomnb/algos.sac.html.md"""
 from __future__ import annotations
 import math
 import contextlib
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 import numpy as np
@@ -22,7 +23,8 @@ from ..qnets import (SquashedGaussianPolicy, EnsembleQNetwork, polyak_update, ta
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'SAC_STATS', 'SACConfig', 'sac_critic_target', 'sac_critic_loss', 'sac_actor_loss', 'sac_alpha_loss',
-           'frozen', 'sac_step', 'sac_step_hand', 'hand_grad_layers', 'step_layers', 'autocast_for', 'SAC']
+           'frozen', 'sac_step', 'sac_step_hand', 'hand_grad_layers', 'step_layers', 'native_bf16', 'check_precision',
+           'autocast_for', 'SAC']
 
 # %% ../../nbs/43_algos.sac.ipynb #c005
 PRECISIONS = ("float32", "bfloat16")   # `precision` of SAC and TD3
@@ -193,6 +195,18 @@ def step_layers(layers: list | None, # `hand_grad_layers(...)` (None: the autogr
     if layers is None or precision == "float32": return layers, tuple(None for _ in critics)
     return mixed_layers(layers), tuple(mixed_layers(ensemble_layers(c)) for c in critics)
 
+def native_bf16(device: torch.device) -> bool:
+    "Whether `device` multiplies bfloat16 natively: CUDA, or a CPU with AVX512-BF16 or AMX-BF16 instructions."
+    if device.type != "cpu": return device.type == "cuda"
+    caps = getattr(torch.cpu, "get_capabilities", dict)()
+    return bool(caps.get("avx512_bf16") or caps.get("amx_bf16"))
+
+def check_precision(precision: str, device: torch.device, algo: str) -> None:
+    "Warn when precision='bfloat16' would run emulated (slower than float32) on `device`."
+    if precision == "bfloat16" and not native_bf16(device):
+        warnings.warn(f"{algo}: precision='bfloat16' on {device}, which has no native bfloat16 products "
+                      "(no AVX512-BF16/AMX-BF16): they are converted in software and may run slower than float32", stacklevel=3)
+
 def autocast_for(precision: str, # "float32" or "bfloat16"
                  autograd: bool, # Whether the autograd step runs (the hand-written one casts by itself)
                  device: torch.device):
@@ -200,7 +214,7 @@ def autocast_for(precision: str, # "float32" or "bfloat16"
     on = autograd and precision == "bfloat16"
     return torch.autocast(device.type, dtype=torch.bfloat16) if on else contextlib.nullcontext()
 
-# %% ../../nbs/43_algos.sac.ipynb #c025
+# %% ../../nbs/43_algos.sac.ipynb #c026
 class SAC(OffPolicyAlgorithm):
     "Soft actor-critic with automatic entropy tuning on the shared off-policy loop."
     name = "sac"
@@ -222,6 +236,7 @@ class SAC(OffPolicyAlgorithm):
         self.critic_opt = make_adam(self._cp, c.learning_rate)
         self._layers = hand_grad_layers(self.actor, self.critic, self.critic_target) if c.hand_grad else None
         self._hl, self._cl = step_layers(self._layers, (self.critic, self.critic_target), c.precision)
+        check_precision(c.precision, dev, "SAC")
         self._ws = {}   # scratch buffers of the hand-written step, reused across steps (not checkpointed)
 
     def _nets(self): return {"actor": self.actor, "critic": self.critic, "critic_target": self.critic_target}

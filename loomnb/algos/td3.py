@@ -15,7 +15,7 @@ from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_
 from ..qnets import (DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
                           mlp_forward, mlp_backward, ensemble_forward, ensemble_action_grad,
                           relu_mlp_layers)
-from .sac import frozen, hand_grad_layers, _critic_step_hand, PRECISIONS, step_layers, autocast_for
+from .sac import frozen, hand_grad_layers, _critic_step_hand, PRECISIONS, step_layers, autocast_for, check_precision
 
 # %% auto #0
 __all__ = ['TD3Config', 'DDPGConfig', 'smoothed_target_actions', 'td3_critic_target', 'td3_critic_loss', 'td3_actor_loss',
@@ -159,6 +159,7 @@ class TD3(OffPolicyAlgorithm):
         self._tlayers = None if self._layers is None else relu_mlp_layers(self.actor_target.net)
         self._hl, self._cl = step_layers(self._layers, (self.critic, self.critic_target), c.precision)
         self._htl = step_layers(self._tlayers, (), c.precision)[0]
+        check_precision(c.precision, dev, self.name.upper())
         self._ws = {}   # scratch buffers of the hand-written step, reused across steps
 
     def _nets(self): return {"actor": self.actor, "actor_target": self.actor_target, "critic": self.critic,

@@ -137,7 +137,7 @@ def td3_step_hand(actor: DeterministicPolicy, actor_target: nn.Module, # Default
         out["actor_loss"] = -q1.mean()
     return out
 
-# %% ../../nbs/44_algos.td3.ipynb #c019
+# %% ../../nbs/44_algos.td3.ipynb #c020
 class TD3(OffPolicyAlgorithm):
     "TD3 on the shared off-policy loop (DDPG with `DDPGConfig`)."
     name = "td3"

@@ -18,7 +18,6 @@ from .buffers.replay import ReplayBuffer, ReplayBatch
 from .qnets import polyak_update, target_copy
 from .nets import make_adam, _step_wrapped
 
-
 # %% auto #0
 __all__ = ['OffPolicyConfig', 'ActionScaler', 'TorchBatch', 'to_torch', 'sample_batches', 'step_fast', 'clear_grads',
            'OffPolicyAlgorithm']

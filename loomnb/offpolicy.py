@@ -228,26 +228,24 @@ OffPolicyAlgorithm.collect, OffPolicyAlgorithm.update, OffPolicyAlgorithm.predic
 # %% ../nbs/39_offpolicy.ipynb #c024
 def _state_dict(self) -> dict:
     "Weights, optimizer states, RNG, last observations, n-step writer and (optionally) the replay buffer."
-    from loomnb.buffers import replay as _rb
     d = {"nets": {k: m.state_dict() for k, m in self._nets().items()},
          "optims": {k: o.state_dict() for k, o in self._optims().items()},
          "extra": self._extra_state(), "rng": self.rng.bit_generator.state, "last_obs": self.obs}
     if self.writer is not None: d["writer"] = self.writer.state()
     if self.config.save_replay_buffer:
-        meta, arr = _rb._state(self.buffer)
+        meta, arr = self.buffer.state()
         d["buffer"] = {"meta": meta, "arrays": {k: np.array(v) for k, v in arr.items()}}
     return d
 
 def _load_state_dict(self, d: dict):
     "Restore a `state_dict`."
-    from loomnb.buffers import replay as _rb
     for k, m in self._nets().items(): m.load_state_dict(d["nets"][k])
     for k, o in self._optims().items(): o.load_state_dict(d["optims"][k])
     self._load_extra(d.get("extra", {}))
     self.rng.bit_generator.state = d["rng"]
     self.obs = None if d.get("last_obs") is None else np.asarray(d["last_obs"], np.float32)
     if d.get("buffer") is not None:
-        self.buffer = _rb._restore(type(self.buffer), d["buffer"]["meta"], d["buffer"]["arrays"])
+        self.buffer = type(self.buffer).from_state(d["buffer"]["meta"], d["buffer"]["arrays"])
         self.buffer.rng.bit_generator.state = d["buffer"]["meta"]["rng"]
     if self.writer is not None:
         self.writer.buffer = self.buffer   # the writer feeds the (possibly restored) buffer

@@ -566,6 +566,15 @@ class ReplayBuffer:
         "Rebuild a buffer saved with `save`, validating the file first (ValueError if it does not check out)."
         return _restore(cls, *_read(path, cls.__name__))
 
+    def state(self) -> tuple[dict, dict]:
+        "The filled rows as (JSON-serialisable header, arrays): what `save` writes, for a checkpoint of its own."
+        return _state(self)
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict):
+        "Rebuild a buffer from `state()`, checked like a file (ValueError if it does not check out)."
+        return _restore(cls, meta, arrays)
+
     @staticmethod
     def _extra_kwargs(meta): return {}
     def _extra_state(self): return {}, {}

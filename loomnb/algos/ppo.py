@@ -147,7 +147,7 @@ class PPOHandGrad:
         if self.sync is not None: self.sync(self.flat)   # (DDP averages autograd's gradients before the clip too)
         gn = math.sqrt(float((self.flat * self.flat).sum()))   # (kernels the step uses anyway: fewer code pages touched)
         coef = max_grad_norm / (gn + 1e-6)
-        self.flat.mul_(1.0 if coef >= 1.0 else coef)   # (a nan norm makes every gradient nan, as in clip_grad_norm_)
+        if not coef >= 1.0: self.flat.mul_(coef)   # (a nan norm makes every gradient nan, as in clip_grad_norm_)
         if self._step is None: self.optimizer.step()   # (runs the optimizer's step hooks)
         else: self._step()
         return gn

@@ -282,14 +282,16 @@ class PairExchange:
                ) -> torch.Tensor:
         "The mean of this rank's and the peer's `t` (bit-identical on both ranks)."
         t = t.reshape(-1)
-        if t.dtype == torch.float32 and t.device.type == "cpu":
+        if t.dtype == torch.float32 and t.device.type == "cpu" and self._shm(t.numel()):
             self.send_buffer(t.numel()).copy_(t); return self.average_sent(t.numel(), out)
-        return self._average_p2p(t, out)
+        return self._average_p2p(t, out)  # (no copy into `send_buffer` first: gloo sends `t` itself)
+
+    def _shm(self, n): return self.transport == "shm" and n <= self.numel  # `n` floats go through shared memory
 
     def send_buffer(self, n: int, # Elements (float32) of the next exchange
                    ) -> torch.Tensor:
         "Where this rank writes the next exchange's `n` floats (its shared-memory slot: no further copy), then `average_sent(n)`."
-        if self.transport == "shm" and n <= self.numel: return self._slots[self.rank, (self.seq + 1) & 1, :n]
+        if self._shm(n): return self._slots[self.rank, (self.seq + 1) & 1, :n]
         if self._send is None or self._send.numel() < n: self._send = torch.empty(n)
         return self._send[:n]
 
@@ -297,7 +299,7 @@ class PairExchange:
                      out: torch.Tensor | None = None, # Where to write the mean (default: a new tensor)
                     ) -> torch.Tensor:
         "The mean of what both ranks wrote into `send_buffer(n)`, bit-identical on both ranks."
-        if self.transport != "shm" or n > self.numel: return self._average_p2p(self._send[:n], out)
+        if not self._shm(n): return self._average_p2p(self._send[:n], out)
         self.seq += 1; s, par = self.seq, self.seq & 1
         self._flags[8 * self.rank] = s  # publish after the copy (x86 keeps stores in order)
         if self._flags[8 * self.peer] < s: self._wait(s)

@@ -6,7 +6,9 @@ Docs: https://loomorg.github.io/loomnb/offpolicy.html.md"""
 
 # %% ../nbs/39_offpolicy.ipynb #c002
 from __future__ import annotations
+import contextlib
 import math
+import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
 import numpy as np
@@ -15,12 +17,12 @@ from gymnasium import spaces
 from .core import Config, ConfigError
 from .learner import Algorithm, TrainState
 from .buffers.replay import ReplayBuffer, ReplayBatch
-from .qnets import polyak_update, target_copy
+from .qnets import polyak_update, target_copy, mixed_layers, ensemble_layers
 from .nets import make_adam, _step_wrapped
 
 # %% auto #0
-__all__ = ['OffPolicyConfig', 'ActionScaler', 'TorchBatch', 'to_torch', 'sample_batches', 'step_fast', 'clear_grads',
-           'OffPolicyAlgorithm']
+__all__ = ['PRECISIONS', 'OffPolicyConfig', 'ActionScaler', 'TorchBatch', 'to_torch', 'sample_batches', 'step_fast',
+           'clear_grads', 'step_layers', 'native_bf16', 'check_precision', 'autocast_for', 'OffPolicyAlgorithm']
 
 # %% ../nbs/39_offpolicy.ipynb #c005
 @dataclass
@@ -136,6 +138,38 @@ def clear_grads(params: list) -> None:
     for p in params: p.grad = None
 
 # %% ../nbs/39_offpolicy.ipynb #c020
+PRECISIONS = ("float32", "bfloat16")   # values of SAC's and TD3's `precision`
+
+def step_layers(actors: tuple, # Layer lists of the actor networks the hand-written step runs, or None (autograd step)
+                critics: tuple, # The critic ensembles it evaluates (e.g. the critic and its target)
+                precision: str, # One of `PRECISIONS`
+               ) -> tuple[tuple, tuple]: # the actors' lists, and one list per critic (None: the ensemble's own)
+    "The layer lists a hand-written step takes: float32 as they are, or `mixed_layers` copies for bfloat16 products."
+    if precision == "float32" or any(l is None for l in actors): return tuple(actors), (None,) * len(critics)
+    return tuple(mixed_layers(l) for l in actors), tuple(mixed_layers(ensemble_layers(c)) for c in critics)
+
+def native_bf16(device: torch.device) -> bool:
+    "False where bfloat16 products are converted in software: a CPU without AVX512-BF16/AMX-BF16, a GPU without bfloat16."
+    if device.type == "cuda": return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    if device.type != "cpu": return True   # no claim about other devices
+    caps = getattr(torch.cpu, "get_capabilities", dict)()
+    return bool(caps.get("avx512_bf16") or caps.get("amx_bf16"))
+
+def check_precision(precision: str, device: torch.device, algo: str) -> None:
+    "Warn when precision='bfloat16' would be converted in software (and may run slower than float32) on `device`."
+    if precision == "bfloat16" and not native_bf16(device):
+        warnings.warn(f"{algo}: precision='bfloat16' on {device}, which has no native bfloat16 products "
+                      "(no AVX512-BF16/AMX-BF16 on a CPU): they are converted in software and may run slower than float32",
+                      stacklevel=3)
+
+def autocast_for(precision: str, # One of `PRECISIONS`
+                 autograd: bool, # Whether the autograd step runs (the hand-written one casts by itself)
+                 device: torch.device):
+    "`torch.autocast` to bfloat16 for an autograd step with precision='bfloat16', else a no-op context."
+    on = autograd and precision == "bfloat16"
+    return torch.autocast(device.type, dtype=torch.bfloat16) if on else contextlib.nullcontext()
+
+# %% ../nbs/39_offpolicy.ipynb #c023
 def _obs_dim(space) -> int:
     if not isinstance(space, spaces.Box):
         raise ValueError(f"off-policy algorithms need a Box observation space, got {space}")
@@ -182,7 +216,7 @@ class OffPolicyAlgorithm(Algorithm):
 
     def _on_env_step(self, state, step: int): "Hook after each vector step (DQN: target updates)."
 
-# %% ../nbs/39_offpolicy.ipynb #c022
+# %% ../nbs/39_offpolicy.ipynb #c025
 def _collect(self, state: TrainState, # Trainer state (global_step and episode records are updated)
              on_step=None, # Called after each vector step with its index; False stops early
             ) -> dict:
@@ -225,7 +259,7 @@ def _predict(self, obs, # Observations [B, *obs_shape]
 
 OffPolicyAlgorithm.collect, OffPolicyAlgorithm.update, OffPolicyAlgorithm.predict = _collect, _update, _predict
 
-# %% ../nbs/39_offpolicy.ipynb #c024
+# %% ../nbs/39_offpolicy.ipynb #c027
 def _state_dict(self) -> dict:
     "Weights, optimizer states, RNG, last observations, n-step writer and (optionally) the replay buffer."
     d = {"nets": {k: m.state_dict() for k, m in self._nets().items()},

@@ -7,8 +7,6 @@ Docs: https://loomorg.github.io/loomnb/algos.sac.html.md"""
 # %% ../../nbs/43_algos.sac.ipynb #c002
 from __future__ import annotations
 import math
-import contextlib
-import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 import numpy as np
@@ -16,19 +14,17 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from ..learner import TrainState, register_algorithm
-from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast, clear_grads
+from ..offpolicy import (OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast,
+                              clear_grads, PRECISIONS, step_layers, check_precision, autocast_for)
 from ..qnets import (SquashedGaussianPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
                           squashed_gaussian_logprob, relu_mlp_layers, mlp_forward, mlp_backward, ensemble_forward,
-                          ensemble_backward, ensemble_action_grad, ensemble_layers, mixed_layers)
+                          ensemble_backward, ensemble_action_grad)
 
 # %% auto #0
-__all__ = ['PRECISIONS', 'SAC_STATS', 'SACConfig', 'sac_critic_target', 'sac_critic_loss', 'sac_actor_loss', 'sac_alpha_loss',
-           'frozen', 'sac_step', 'sac_step_hand', 'hand_grad_layers', 'step_layers', 'native_bf16', 'check_precision',
-           'autocast_for', 'SAC']
+__all__ = ['SAC_STATS', 'SACConfig', 'sac_critic_target', 'sac_critic_loss', 'sac_actor_loss', 'sac_alpha_loss', 'frozen',
+           'sac_step', 'sac_step_hand', 'hand_grad_layers', 'SAC']
 
 # %% ../../nbs/43_algos.sac.ipynb #c005
-PRECISIONS = ("float32", "bfloat16")   # `precision` of SAC and TD3
-
 @dataclass
 class SACConfig(OffPolicyConfig):
     "SAC hyperparameters (SB3 defaults; rlox's `auto_entropy`)."
@@ -187,34 +183,7 @@ def hand_grad_layers(actor, critic, critic_target, # The networks of an algorith
           and isinstance(critic.act_fn, nn.ReLU) and next(critic.parameters()).device.type == "cpu")
     return relu_mlp_layers(actor.net) if ok else None
 
-def step_layers(layers: list | None, # `hand_grad_layers(...)` (None: the autograd step runs)
-                critics: tuple, # The critic ensembles the hand-written step evaluates (e.g. critic and its target)
-                precision: str, # "float32" or "bfloat16"
-               ) -> tuple: # the actor's layers for the step, and one layer list (or None) per critic
-    "The layer lists a hand-written step takes: float32 as they are, or `mixed_layers` copies for bfloat16 products."
-    if layers is None or precision == "float32": return layers, tuple(None for _ in critics)
-    return mixed_layers(layers), tuple(mixed_layers(ensemble_layers(c)) for c in critics)
-
-def native_bf16(device: torch.device) -> bool:
-    "Whether `device` multiplies bfloat16 natively: CUDA, or a CPU with AVX512-BF16 or AMX-BF16 instructions."
-    if device.type != "cpu": return device.type == "cuda"
-    caps = getattr(torch.cpu, "get_capabilities", dict)()
-    return bool(caps.get("avx512_bf16") or caps.get("amx_bf16"))
-
-def check_precision(precision: str, device: torch.device, algo: str) -> None:
-    "Warn when precision='bfloat16' would run emulated (slower than float32) on `device`."
-    if precision == "bfloat16" and not native_bf16(device):
-        warnings.warn(f"{algo}: precision='bfloat16' on {device}, which has no native bfloat16 products "
-                      "(no AVX512-BF16/AMX-BF16): they are converted in software and may run slower than float32", stacklevel=3)
-
-def autocast_for(precision: str, # "float32" or "bfloat16"
-                 autograd: bool, # Whether the autograd step runs (the hand-written one casts by itself)
-                 device: torch.device):
-    "`torch.autocast` to bfloat16 for an autograd step with precision='bfloat16', else a no-op context."
-    on = autograd and precision == "bfloat16"
-    return torch.autocast(device.type, dtype=torch.bfloat16) if on else contextlib.nullcontext()
-
-# %% ../../nbs/43_algos.sac.ipynb #c026
+# %% ../../nbs/43_algos.sac.ipynb #c025
 class SAC(OffPolicyAlgorithm):
     "Soft actor-critic with automatic entropy tuning on the shared off-policy loop."
     name = "sac"
@@ -235,7 +204,7 @@ class SAC(OffPolicyAlgorithm):
         self.actor_opt = make_adam(self._p["actor"], c.learning_rate)   # log_alpha rides along (same lr, elementwise)
         self.critic_opt = make_adam(self._cp, c.learning_rate)
         self._layers = hand_grad_layers(self.actor, self.critic, self.critic_target) if c.hand_grad else None
-        self._hl, self._cl = step_layers(self._layers, (self.critic, self.critic_target), c.precision)
+        (self._hl,), self._cl = step_layers((self._layers,), (self.critic, self.critic_target), c.precision)
         check_precision(c.precision, dev, "SAC")
         self._ws = {}   # scratch buffers of the hand-written step, reused across steps (not checkpointed)
 
@@ -257,11 +226,11 @@ class SAC(OffPolicyAlgorithm):
     def _train(self, n: int, state: TrainState) -> dict:
         c, stats = self.config, []
         step, last = (sac_step, self._p) if self._layers is None else (lambda *a: sac_step_hand(*a, self._ws, self._cl), self._hl)
-        for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
-            with autocast_for(c.precision, self._layers is None, self.device):
+        with autocast_for(c.precision, self._layers is None, self.device):
+            for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
                 stats.append(step(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt,
                                   self.log_alpha, c.ent_coef, self.target_entropy, b, last))
-            if (state.n_updates + i + 1) % c.target_update_interval == 0: polyak_update(self._cp, self._tp, c.tau)
+                if (state.n_updates + i + 1) % c.target_update_interval == 0: polyak_update(self._cp, self._tp, c.tau)
         m = (stats[0] if n == 1 else torch.stack(stats).mean(0)).tolist()   # one sync per phase
         return {f"train/{k}": v for k, v in zip(SAC_STATS, m)}
 

@@ -11,11 +11,12 @@ import numpy as np
 import torch
 import torch.nn as nn
 from ..learner import TrainState, register_algorithm
-from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast, clear_grads
+from ..offpolicy import (OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast,
+                              clear_grads, PRECISIONS, step_layers, check_precision, autocast_for)
 from ..qnets import (DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
                           mlp_forward, mlp_backward, ensemble_forward, ensemble_action_grad,
                           relu_mlp_layers)
-from .sac import frozen, hand_grad_layers, _critic_step_hand, PRECISIONS, step_layers, autocast_for, check_precision
+from .sac import frozen, hand_grad_layers, _critic_step_hand
 
 # %% auto #0
 __all__ = ['TD3Config', 'DDPGConfig', 'smoothed_target_actions', 'td3_critic_target', 'td3_critic_loss', 'td3_actor_loss',
@@ -156,9 +157,8 @@ class TD3(OffPolicyAlgorithm):
         self.actor_opt = make_adam(self._p["actor"], c.learning_rate)
         self.critic_opt = make_adam(self._p["critic"], c.learning_rate)
         self._layers = hand_grad_layers(self.actor, self.critic, self.critic_target, DeterministicPolicy) if c.hand_grad else None
-        self._tlayers = None if self._layers is None else relu_mlp_layers(self.actor_target.net)
-        self._hl, self._cl = step_layers(self._layers, (self.critic, self.critic_target), c.precision)
-        self._htl = step_layers(self._tlayers, (), c.precision)[0]
+        tl = None if self._layers is None else relu_mlp_layers(self.actor_target.net)
+        (self._hl, self._htl), self._cl = step_layers((self._layers, tl), (self.critic, self.critic_target), c.precision)
         check_precision(c.precision, dev, self.name.upper())
         self._ws = {}   # scratch buffers of the hand-written step, reused across steps
 
@@ -182,9 +182,9 @@ class TD3(OffPolicyAlgorithm):
         c, stats = self.config, []
         nets = (self.actor, self.actor_target, self.critic, self.critic_target, self.actor_opt, self.critic_opt)
         step = td3_step if self._layers is None else (lambda *a: td3_step_hand(*a, self._hl, self._htl, self._ws, self._cl))
-        for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
-            upd = (state.n_updates + i + 1) % c.policy_delay == 0
-            with autocast_for(c.precision, self._layers is None, self.device): stats.append(step(*nets, b, c, upd, self._p))
+        with autocast_for(c.precision, self._layers is None, self.device):
+            for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
+                stats.append(step(*nets, b, c, (state.n_updates + i + 1) % c.policy_delay == 0, self._p))
         vals = iter(torch.stack([v for s in stats for v in s.values()]).tolist())   # one sync per phase
         per = {k: [] for k in ("critic_loss", "q_values", "actor_loss")}
         for s in stats:

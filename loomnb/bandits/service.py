@@ -501,8 +501,8 @@ async def _commit(self, model_id, algorithm, memory) -> None:
     if b is None or not b.exps: return
     def fn(w):
         if w is b.base: return b.weights, b.weights  # nobody wrote since the batch started: its weights are the result
-        for e in b.exps: w, _ = algorithm.update_sync(w or {}, e["state_vector"], e["action_index"], e["reward"], e["next_state_vector"])
-        w = algorithm.validate_weights(w, copy=False); return w, w
+        w, _ = _update_many(algorithm, w, [(e["state_vector"], e["action_index"], e["reward"], e["next_state_vector"]) for e in b.exps])
+        return w, w
     try: new = await self.resilience.call(memory.atomic_update, model_id, fn, experiences=b.exps,
                                           touched=sorted(b.touched) if b.touched is not None else None)
     except BaseException:

@@ -313,7 +313,7 @@ class PairExchange:
             if waited < self.busy_s: continue  # the peer is usually this close: keep the core, no system call
             if waited < self.spin_s: os.sched_yield()
             elif waited > self.timeout_s:
-                raise RuntimeError(f"PairExchange: rank {self.peer} did not reach gradient exchange {s} within {self.timeout_s:.0f} s")
+                raise RuntimeError(f"PairExchange: rank {self.peer} did not reach gradient exchange {s} within {self.timeout_s:g} s")
             else: time.sleep(50e-6)
 
     def _average_p2p(self, t, out=None):

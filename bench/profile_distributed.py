@@ -50,7 +50,8 @@ def worker(steps, ddp):
                   f"{1e3 * np.median([a[3] for a in u]):.1f} ms CPU; waiting in {len(w)} exchanges {1e3 * w.sum():.0f} ms = "
                   f"{100 * w.sum() / wall:.1f}% of the wall (median {1e6 * np.median(w):.0f} us, p90 {1e6 * np.percentile(w, 90):.0f} us); "
                   f"stop flag {1e3 * st[0] / max(st[1], 1):.2f} ms per iteration")
-        sk = np.abs(xs[1] - xs[0]); first = np.zeros(len(sk), bool); first[::16] = True
+        per_iter = PPO["n_envs"] * PPO["n_steps"] // PPO["batch_size"] * PPO["n_epochs"]  # exchanges (minibatches) per iteration
+        sk = np.abs(xs[1] - xs[0]); first = np.zeros(len(sk), bool); first[::per_iter] = True
         print(f"arrival skew |rank1 - rank0|: first exchange of an iteration (after collection) mean {1e6 * sk[first].mean():.0f} us, "
               f"other exchanges mean {1e6 * sk[~first].mean():.0f} us, p90 {1e6 * np.percentile(sk[~first], 90):.0f} us")
 

@@ -393,14 +393,14 @@ class _SQLiteCore(_MemoryBase):
         "In one transaction: `new, out = fn(weights)`; save `new` unless None; store `experience`; return `out`."
         rev, w = self._cache.get(model_id, (None, None))
         pre = fn(w) if w is not None else None  # optimistic: computed from the cached revision before taking the write lock
+        exps = (experience, *experiences) if experience is not None else experiences  # one executemany for all
         def body():
             if pre is not None and pre[0] is not None and self._try_write(model_id, rev, w, pre[0], touched): out = pre[1]
             else:  # cold cache, or another process wrote since: load under the lock and recompute
                 rev1, w1 = self._load(model_id)
                 new, out = fn(w1)
                 if new is not None: self._save(model_id, rev1, new, old=w1)
-            if experience is not None: self._insert_exps(model_id, (experience,))
-            if experiences: self._insert_exps(model_id, experiences)
+            if exps: self._insert_exps(model_id, exps)
             return out
         return self._txn(body)
 

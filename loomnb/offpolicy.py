@@ -279,8 +279,7 @@ def _load_state_dict(self, d: dict):
     self.rng.bit_generator.state = d["rng"]
     self.obs = None if d.get("last_obs") is None else np.asarray(d["last_obs"], np.float32)
     if d.get("buffer") is not None:
-        self.buffer = type(self.buffer).from_state(d["buffer"]["meta"], d["buffer"]["arrays"])
-        self.buffer.rng.bit_generator.state = d["buffer"]["meta"]["rng"]
+        self.buffer = type(self.buffer).from_state(d["buffer"]["meta"], d["buffer"]["arrays"])   # its generator too
     if self.writer is not None:
         self.writer.buffer = self.buffer   # the writer feeds the (possibly restored) buffer
         if d.get("writer") is not None: self.writer.load_state(d["writer"])

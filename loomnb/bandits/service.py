@@ -384,12 +384,11 @@ class OnlineTrainer(_OfflineMixin, _TrainerBase):
                     if k is None: raise
                     raise _BadFeedback(todo[k], e) from e
                 return w, (w, tds)
-            ex = [exps[i] for i in todo]
             touched = sorted({fbs[i][1] for i in todo}) if one else None
             try:
                 async with self._guard(model_id):
-                    new, tds = await self.resilience.call(memory.atomic_update, model_id, step, experience=ex[0],
-                                                          touched=touched, experiences=ex[1:])
+                    new, tds = await self.resilience.call(memory.atomic_update, model_id, step, touched=touched,
+                                                          experiences=[exps[i] for i in todo])
                     await self._after_write(model_id, algorithm, memory, new, len(todo))
             except _BadFeedback as e:  # one caller's input is invalid: fail that caller only, write the others
                 bad[e.index] = e.error; continue

@@ -33,7 +33,8 @@ loads instead of compiling it in every process; `LOOMNB_LEAN_NUMBA=0` in the env
 (`hand_grad=True`, the default) against its autograd path, on the same CartPole rollout (process CPU time, median of
 repeats); for A2C also the step as `A2C.update` runs it, with the hand-written state kept between updates.
 
---a2c-run times whole 20k-step A2C CartPole runs with that state kept against rebuilt every update.
+--a2c-run times whole 20k-step A2C CartPole runs with that state kept against rebuilt every update. With --json, both
+write their medians (and the load) to that file.
 
 --rss-breakdown prints, per library, VmHWM after each stage (import torch, import the library, build the env, build
 the model, train) in fresh subprocesses.
@@ -361,7 +362,7 @@ def a2c_run_bench(steps=20_000, repeats=3):
     k, b = _median(res[True]), _median(res[False])
     print(f"a2c CartPole {steps} steps, CPU s (median of {repeats} repeats); load {os.getloadavg()[0]:.1f}")
     print(f"  state kept     {k:6.2f} s\n  rebuilt        {b:6.2f} s\n  ratio          {k / b:6.2f}")
-    return {"a2c_run_kept_s": k, "a2c_run_rebuilt_s": b}
+    return {"load": os.getloadavg()[0], "a2c_run_kept_s": k, "a2c_run_rebuilt_s": b}
 
 
 def main(argv=None):
@@ -384,8 +385,11 @@ def main(argv=None):
         lib, seed, total = a.worker
         return worker(lib, a.env, int(seed), int(total), not a.full, a.no_sde)
     if a.stage_worker: return stage_worker(a.stage_worker)
-    if a.update_bench: return update_bench()
-    if a.a2c_run: return a2c_run_bench()
+    if a.update_bench or a.a2c_run:
+        out = update_bench() if a.update_bench else a2c_run_bench()
+        if a.json:
+            with open(a.json, "w") as f: json.dump(out, f, indent=1)
+        return
     if a.summarize:
         with open(a.summarize) as f: rs = json.load(f)
         return summarize(rs, rs[0]["env"], list(dict.fromkeys(r["lib"] for r in rs)))

@@ -204,7 +204,7 @@ def broadcast_module(module: nn.Module, # Module whose parameters and buffers ar
                      src: int = 0, # Rank to copy from
                     ) -> nn.Module:
     "Make `module` identical on every rank (no-op without a process group)."
-    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+    if _is_dist():
         with torch.no_grad():
             for t in list(module.parameters()) + list(module.buffers()): dist.broadcast(t.data, src)
     return module
@@ -213,7 +213,7 @@ def max_param_diff(module: nn.Module, # Module to compare across ranks
                   ) -> float:
     "Largest |p - p_rank0| over all parameters and ranks (0.0 without a process group)."
     v = _flat(module.parameters())
-    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1: return 0.0
+    if not _is_dist(): return 0.0
     dev = next(module.parameters()).device if dist.get_backend() == "nccl" else torch.device("cpu")
     v = v.to(dev); ref = v.clone(); dist.broadcast(ref, 0)
     d = (v - ref).abs().max() if v.numel() else torch.zeros((), device=dev)
@@ -456,7 +456,7 @@ def average_gradients(params, # Iterable of parameters whose `.grad` is averaged
                       exchange: PairExchange | None = None, # Two ranks: average through it instead of an all-reduce
                      ) -> None:
     "Average gradients over ranks in one flat buffer (no-op without a process group)."
-    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1: return
+    if not _is_dist(): return
     ps = [p for p in params if p.requires_grad]
     if not ps: return
     dev = ps[0].device

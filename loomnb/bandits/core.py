@@ -177,7 +177,7 @@ def decode_weights(blob: bytes) -> dict[str, Any]:
     return out
 
 # %% ../../nbs/90_bandits.core.ipynb #c023
-_PARTS_CACHE: dict = {}  # (keys, (dtype char, shape) of each array) -> JSON header of one part
+_PARTS_CACHE: dict = {}  # (keys, (dtype char, row shape) of each array) -> JSON header of one part (any number of actions)
 
 def encode_parts(weights: Mapping[str, Any], # Weights holding the per-action arrays
                  keys: Sequence[str], # Names of the arrays whose first axis is the action
@@ -188,7 +188,7 @@ def encode_parts(weights: Mapping[str, Any], # Weights holding the per-action ar
     for a in arrs:
         if type(a) is not np.ndarray or not a.flags.c_contiguous or a.dtype.byteorder == ">":
             return [encode_weights({k: weights[k][i:i + 1] for k in keys}) for i in idx]
-        key.append((a.dtype.char, a.shape))  # (little-endian or byte types here: the char is the dtype)
+        key.append((a.dtype.char, a.shape[1:]))  # (little-endian or byte types here: the char is the dtype)
     if not idx: return []
     key = tuple(key)
     header = _PARTS_CACHE.get(key)

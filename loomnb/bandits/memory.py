@@ -409,25 +409,26 @@ _INSERT_EXP = "INSERT INTO experiences (model_id, ts, priority, record) VALUES (
 _EXP_FIELDS = frozenset(("state_vector", "action_index", "reward", "next_state_vector", "propensity", "available_actions",
                          "priority", "timestamp"))  # the keywords of `store_experience`
 
+def _exp_rows(model_id, experiences) -> list[tuple]:
+    "(model_id, timestamp, priority, record) of experiences (`store_experience` keyword dicts); those without a timestamp share one."
+    now, g, rows = time.time(), dict.get, []
+    for e in experiences:
+        if not e.keys() <= _EXP_FIELDS: raise TypeError(f"unknown experience fields {sorted(e.keys() - _EXP_FIELDS)}")
+        ts = now if (t := g(e, "timestamp")) is None else float(t)
+        rows.append((model_id, ts, 1.0 if (p := g(e, "priority")) is None else float(p),
+                     pack_experience(e["state_vector"], e["action_index"], e["reward"], g(e, "next_state_vector"),
+                                     g(e, "propensity"), g(e, "available_actions"), ts)))
+    return rows
+
 class _SQLiteExperiences(_SQLiteCore):
     "Experiences, priorities and statistics of the SQLite memory."
-    def _exp_rows(self, model_id, experiences) -> list[tuple]:
-        "Table rows of experiences (`store_experience` keyword dicts); those without a timestamp share one."
-        now, g, rows = time.time(), dict.get, []
-        for e in experiences:
-            if not e.keys() <= _EXP_FIELDS: raise TypeError(f"unknown experience fields {sorted(e.keys() - _EXP_FIELDS)}")
-            ts = now if (t := g(e, "timestamp")) is None else float(t)
-            rows.append((model_id, ts, 1.0 if (p := g(e, "priority")) is None else float(p),
-                         pack_experience(e["state_vector"], e["action_index"], e["reward"], g(e, "next_state_vector"),
-                                         g(e, "propensity"), g(e, "available_actions"), ts)))
-        return rows
     def _insert_exps(self, model_id, experiences):
         "Insert experiences with one executemany."
-        self._c.executemany(_INSERT_EXP, self._exp_rows(model_id, experiences))
+        self._c.executemany(_INSERT_EXP, _exp_rows(model_id, experiences))
     async def store_experience(self, model_id, state_vector, action_index, reward, next_state_vector=None, **extra) -> str:
         "Record one interaction (extra: propensity, available_actions, priority, timestamp); returns its id."
         e = dict(state_vector=state_vector, action_index=action_index, reward=reward, next_state_vector=next_state_vector, **extra)
-        return str(self._c.execute(_INSERT_EXP, self._exp_rows(model_id, (e,))[0]).lastrowid)
+        return str(self._c.execute(_INSERT_EXP, _exp_rows(model_id, (e,))[0]).lastrowid)
     async def count_experiences(self, model_id: str) -> int:
         return self._c.execute("SELECT COUNT(*) FROM experiences WHERE model_id = ?", (model_id,)).fetchone()[0]
     async def sample_experiences(self, model_id: str, batch_size: int) -> list[StoredExperience]:
@@ -774,10 +775,7 @@ class _RedisCore(_MemoryBase):
                 self._e(model_id, "ts"), self._e(model_id, "pri"), self._k(model_id, "wp")]
         exps = [experience, *experiences] if experience is not None else experiences
         xargs = [str(len(exps))]
-        for x in exps:  # priority 1 (the default) is not written: a missing priority reads as 1
-            ts = float(x.get("timestamp") or time.time())
-            e = {k: v for k, v in x.items() if k not in ("priority", "timestamp")}
-            xargs += [pack_experience(timestamp=ts, **e), repr(ts), repr(1.0 if x.get("priority") is None else float(x["priority"]))]
+        for _, ts, p, rec in _exp_rows(model_id, exps): xargs += [rec, repr(ts), repr(p)]  # (the script skips priority 1.0: a missing one reads as 1)
         rev, w = self._cache[model_id] if model_id in self._cache else await self._load(model_id)
         while True:
             new, out = fn(w)

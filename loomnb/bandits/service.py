@@ -377,7 +377,7 @@ class OnlineTrainer(_OfflineMixin, _TrainerBase):
         while True:
             todo = [i for i in range(len(fbs)) if i not in bad]
             if not todo: return [bad[i] for i in range(len(fbs))]
-            def step(w):  # the algorithm's group update: one copy of the weights for the whole group
+            def step(w):  # the algorithm's group update (ridge: one copy of the arrays for the whole group)
                 try: w, tds = _update_many(algorithm, w, [fbs[i][:4] for i in todo])
                 except (ValueError, TypeError) as e:
                     k = getattr(e, "feedback_index", None)

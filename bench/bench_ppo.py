@@ -319,8 +319,8 @@ def update_bench(repeats=7, updates=5):
         for g in a.optimizer.param_groups: g["lr"] = 0.0   # time the steps without moving the policy
         calls = updates if algo == "ppo" else 20 * updates   # update calls per repeat
         steps = calls * (a.config.n_epochs if algo == "ppo" else 1)   # gradient steps per repeat
-        # A2C: "cached" is what `A2C.update` runs (the hand-written state kept between updates, checked with
-        # `PPOHandGrad.valid`); "hand" rebuilds it every step (`a2c_update` without `hand=`)
+        # A2C: "cached" is what `A2C.update` runs (the engine room's state kept between updates, checked with
+        # `ActorCriticGrads.valid`); "hand" rebuilds it every step (`a2c_update` without `step=`)
         modes = (True, False) if algo == "ppo" else (True, "cached", False)
         res = {m: [] for m in modes}
         for r in range(repeats + 1):
@@ -329,7 +329,7 @@ def update_bench(repeats=7, updates=5):
                 t0 = time.process_time()
                 for _ in range(calls):
                     if algo == "ppo": ppo_update(a.policy, a.optimizer, a.buffer, c, np.random.default_rng(r), 0.2)
-                    elif hand == "cached": a2c_update(a.policy, a.optimizer, a.buffer, c, hand=a._hand_grad())
+                    elif hand == "cached": a2c_update(a.policy, a.optimizer, a.buffer, c, step=a.step())
                     else: a2c_update(a.policy, a.optimizer, a.buffer, c)
                 if r: res[hand].append((time.process_time() - t0) / steps * 1e6)
         h, g = _median(res[True]), _median(res[False])
@@ -349,13 +349,13 @@ def a2c_run_bench(steps=20_000, repeats=3):
     import torch
     torch.set_num_threads(1)
     from loomnb.learner import Trainer
-    from loomnb.algos.ppo import ppo_hand_grad
+    from loomnb.algos.a2c import a2c_step
     res = {True: [], False: []}
     for r in range(repeats + 1):
         for keep in (True, False):
             tr = Trainer("a2c", env="CartPole-v1", seed=0, device="cpu")
             a = tr.algo
-            if not keep: a._hand_grad = lambda a=a: ppo_hand_grad(a.policy, a.optimizer)
+            if not keep: a.step = lambda a=a: a2c_step(a.policy, a.optimizer, a.config)
             t0 = time.process_time()
             tr.train(steps)
             if r: res[keep].append(time.process_time() - t0)
@@ -363,6 +363,49 @@ def a2c_run_bench(steps=20_000, repeats=3):
     print(f"a2c CartPole {steps} steps, CPU s (median of {repeats} repeats); load {os.getloadavg()[0]:.1f}")
     print(f"  state kept     {k:6.2f} s\n  rebuilt        {b:6.2f} s\n  ratio          {k / b:6.2f}")
     return {"load": os.getloadavg()[0], "a2c_run_kept_s": k, "a2c_run_rebuilt_s": b}
+
+
+def engine_room_bench(repeats=3, steps=None):
+    """The engine room against plain torch, alternating, median of repeats (process CPU time):
+    whole CartPole runs of PPO (zoo settings, 20k steps) and A2C (default config, 20k steps) with the fast paths on and
+    off (`loomnb.fast.fast_paths`), and one optimizer step of `FusedAdam` / `ForeachRMSprop` against torch's
+    `Adam(foreach=True)` / `RMSprop(foreach=True)` on PPO's CartPole networks."""
+    import torch
+    torch.set_num_threads(1)
+    from loomnb.learner import Trainer
+    from loomnb.fast import fast_paths
+    from loomnb.fast.optim import FusedAdam, ForeachRMSprop
+    from loomnb.nets import DiscretePolicy
+    cfg = {k: v for k, v in ZOO["CartPole-v1"].items() if k not in NOT_LOOMNB}
+    out = {"load": os.getloadavg()[0]}
+    for algo, c0, n in (("ppo", cfg, steps or 20_480), ("a2c", {}, steps or 20_000)):
+        res = {True: [], False: []}
+        for r in range(repeats + 1):
+            for fast in (True, False):
+                with fast_paths(fast):
+                    tr = Trainer(algo, env="CartPole-v1", seed=0, config=c0, device="cpu")
+                    t0 = time.process_time(); tr.train(n); dt = time.process_time() - t0
+                if r: res[fast].append(dt)
+        on, off = _median(res[True]), _median(res[False])
+        print(f"{algo} CartPole {n} steps, CPU s (median of {repeats}): fast paths on {on:6.2f}  off {off:6.2f}  "
+              f"ratio {on / off:5.2f}  speed-up {off / on:5.2f}x")
+        out.update({f"{algo}_run_fast_s": on, f"{algo}_run_plain_s": off})
+    pol = DiscretePolicy(4, 2)
+    for name, ours, plain in (("adam", lambda ps: FusedAdam(ps, lr=1e-3, eps=1e-5), lambda ps: torch.optim.Adam(ps, lr=1e-3, eps=1e-5, foreach=True)),
+                              ("rmsprop", lambda ps: ForeachRMSprop(ps, lr=1e-3, eps=1e-5), lambda ps: torch.optim.RMSprop(ps, lr=1e-3, eps=1e-5, foreach=True))):
+        res = {True: [], False: []}
+        for r in range(repeats + 1):
+            for mine in (True, False):
+                ps = [torch.nn.Parameter(p.detach().clone()) for p in pol.parameters()]
+                for p in ps: p.grad = torch.randn_like(p)
+                o = (ours if mine else plain)(ps); o.step()
+                t0 = time.process_time()
+                for _ in range(2000): o.step()
+                if r: res[mine].append((time.process_time() - t0) / 2000 * 1e6)
+        a, b = _median(res[True]), _median(res[False])
+        print(f"{name} step on PPO's CartPole networks, CPU us: loomnb {a:6.1f}  torch {b:6.1f}  speed-up {b / a:5.2f}x")
+        out.update({f"{name}_step_us": a, f"{name}_torch_step_us": b})
+    return out
 
 
 def main(argv=None):
@@ -376,6 +419,7 @@ def main(argv=None):
     ap.add_argument("--no-sde", action="store_true", help="run SB3 without gSDE on Pendulum (the zoo uses it)")
     ap.add_argument("--rss-breakdown", action="store_true", help="print VmHWM after each stage (CartPole) and exit")
     ap.add_argument("--update-bench", action="store_true", help="CPU time of one PPO minibatch step and one A2C step, hand-written vs autograd")
+    ap.add_argument("--engine-room", action="store_true", help="the fast paths on vs off: whole PPO/A2C runs and optimizer steps")
     ap.add_argument("--a2c-run", action="store_true", help="CPU time of a 20k-step A2C CartPole run, hand-written state kept vs rebuilt")
     ap.add_argument("--worker", nargs=3, metavar=("LIB", "SEED", "TOTAL"), help=argparse.SUPPRESS)
     ap.add_argument("--summarize", default=None, metavar="JSON", help="print the tables of a saved --json file and exit")
@@ -385,8 +429,8 @@ def main(argv=None):
         lib, seed, total = a.worker
         return worker(lib, a.env, int(seed), int(total), not a.full, a.no_sde)
     if a.stage_worker: return stage_worker(a.stage_worker)
-    if a.update_bench or a.a2c_run:
-        out = update_bench() if a.update_bench else a2c_run_bench()
+    if a.update_bench or a.a2c_run or a.engine_room:
+        out = update_bench() if a.update_bench else a2c_run_bench() if a.a2c_run else engine_room_bench()
         if a.json:
             with open(a.json, "w") as f: json.dump(out, f, indent=1)
         return

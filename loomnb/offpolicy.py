@@ -18,7 +18,8 @@ from .core import Config, ConfigError
 from .learner import Algorithm, TrainState
 from .buffers.replay import ReplayBuffer, ReplayBatch
 from .qnets import polyak_update, target_copy, mixed_layers, ensemble_layers
-from .nets import make_adam, _step_wrapped
+from .fast.optim import make_adam, step_wrapped
+from .fast.core import fast_enabled
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'OffPolicyConfig', 'ActionScaler', 'TorchBatch', 'to_torch', 'sample_batches', 'step_fast',
@@ -130,7 +131,7 @@ def sample_batches(buffer: ReplayBuffer, # Buffer to sample from (uniform)
 def step_fast(opt: torch.optim.Optimizer) -> None:
     "`opt.step()` without PyTorch's profiling/hook wrapper when nothing wraps it (no step hooks, no `step` set on the instance; same update)."
     raw = getattr(type(opt).step, "__wrapped__", None)
-    if raw is None or _step_wrapped(opt): opt.step()   # hooks or a step wrapped on the instance (an LR scheduler's) run
+    if raw is None or step_wrapped(opt) or not fast_enabled(): opt.step()   # hooks or a step wrapped on the instance (an LR scheduler's) run
     else: raw(opt)
 
 def clear_grads(params: list) -> None:

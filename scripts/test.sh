@@ -12,8 +12,13 @@ step() { echo; echo "=== $* ($((SECONDS - t0)) s)"; }
 step "notebooks and package in sync, notebooks clean"
 bash scripts/check_sync.sh
 
+step "engine-room rule (scripts/check_engine_room.py)"
+python scripts/check_engine_room.py
+
 step "nbdev-test nbs/"
 nbdev-test --timing --n-workers 2
+step "nbdev-test: the algorithms with the engine room switched off (LOOMNB_FAST=0)"
+python scripts/test_fast_off.py
 step "nbdev-test tutorials/"
 if compgen -G "tutorials/*.ipynb" >/dev/null; then nbdev-test tutorials --timing --n-workers 2; fi
 

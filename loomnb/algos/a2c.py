@@ -12,14 +12,13 @@ import numpy as np
 import torch
 from ..core import Config
 from ..nets import policy_evaluate
+from ..fast import make_step, make_adam, make_rmsprop
 from ..buffers.rollout import RolloutBuffer
+from ..onpolicy import OnPolicyAlgorithm, explained_variance
 from ..learner import TrainState, register_algorithm
-from .ppo import PPO, PPOConfig, ppo_loss, explained_variance
-from .ppo import ppo_hand_grad, hand_forward, hand_backward, normalized
-from ..nets import make_adam, ForeachRMSprop
 
 # %% auto #0
-__all__ = ['FAST_CARTPOLE', 'A2CConfig', 'a2c_loss', 'a2c_step_hand', 'a2c_update', 'A2C']
+__all__ = ['FAST_CARTPOLE', 'A2CConfig', 'a2c_loss', 'A2CStep', 'a2c_step', 'a2c_update', 'A2C']
 
 # %% ../../nbs/41_algos.a2c.ipynb #c006
 @dataclass
@@ -62,10 +61,11 @@ def a2c_loss(logp: torch.Tensor, # [B] log-probs of the taken actions under the 
              v: torch.Tensor, # [B] value predictions
              ret: torch.Tensor, # [B] value targets
              ent: torch.Tensor, # [B] policy entropies
-             cfg: A2CConfig | PPOConfig, # Coefficients (vf_coef, ent_coef, normalize_advantages)
+             cfg, # Coefficients: an `A2CConfig` (or anything with vf_coef, ent_coef, normalize_advantages)
+             normalize: bool | None=None, # Advantage normalisation override; default `cfg.normalize_advantages`
             ) -> tuple[torch.Tensor, dict]:
     "Policy-gradient + value loss - entropy bonus, with detached stats."
-    if cfg.normalize_advantages and adv.numel() > 1: adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    if (cfg.normalize_advantages if normalize is None else normalize) and adv.numel() > 1: adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     pg_loss = -(adv.detach() * logp).mean()
     v_loss = 0.5 * (v - ret).square().mean()
     loss = pg_loss + cfg.vf_coef * v_loss
@@ -73,67 +73,68 @@ def a2c_loss(logp: torch.Tensor, # [B] log-probs of the taken actions under the 
     return loss, dict(policy_loss=pg_loss.detach(), value_loss=v_loss.detach(), entropy=ent.detach().mean())
 
 # %% ../../nbs/41_algos.a2c.ipynb #c013
-@torch.no_grad()
-def a2c_step_hand(h, # `ppo_hand_grad(policy, optimizer)`
-                  d, # The rollout (`RolloutBuffer.tensors`)
-                  cfg: A2CConfig, # Coefficients
-                 ) -> torch.Tensor: # stats [3]: policy_loss, value_loss, entropy
-    "Write the gradient of `a2c_loss` into the parameters' `.grad` without autograd."
-    B = d.obs.shape[0]
-    v, logp, cache = hand_forward(h, d.obs, d.actions)
-    adv = normalized(d.advantages) if cfg.normalize_advantages and B > 1 else d.advantages
-    dv = v - d.returns
-    ent = hand_backward(h, cache, adv * (-1.0 / B), dv * (cfg.vf_coef / B), cfg.ent_coef, True)
-    return torch.stack([-(adv * logp).mean(), 0.5 * (dv * dv).mean(), ent])
+class A2CStep:
+    "One autograd step of `a2c_loss` on the whole rollout: forward, loss, backward, global-norm clip, optimizer step."
+    def __init__(self, policy: torch.nn.Module, # Policy with the interface of `loomnb.nets`
+                 optimizer: torch.optim.Optimizer, # Optimizer over its parameters
+                 cfg: A2CConfig, # Coefficients
+                ):
+        self.policy, self.optimizer, self.cfg = policy, optimizer, cfg
+        self.params = [p for g in optimizer.param_groups for p in g["params"]]
 
-def a2c_update(policy: torch.nn.Module, # Policy with the rlox interface
+    def __call__(self, d, # The rollout's tensors (`RolloutBuffer.tensors`)
+                 normalize: bool, # Normalise the advantages over the rollout
+                ) -> torch.Tensor: # [4]: policy_loss, value_loss, entropy, grad_norm
+        "Take the step; its stats."
+        logp, ent, v = policy_evaluate(self.policy, d.obs, d.actions)
+        loss, st = a2c_loss(logp, d.advantages, v, d.returns, ent, self.cfg, normalize)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm, foreach=True)
+        self.optimizer.step()
+        return torch.stack([*st.values(), gn.detach()])
+
+def a2c_step(policy, optimizer, cfg: A2CConfig, keep=None):
+    "The step `a2c_update` takes: the engine room's where one applies (reusing `keep`'s state while valid), else `A2CStep`."
+    fast = cfg.hand_grad and make_step("a2c", policy, optimizer, keep=keep, vf_coef=cfg.vf_coef, ent_coef=cfg.ent_coef,
+                                       max_grad_norm=cfg.max_grad_norm)
+    return fast or A2CStep(policy, optimizer, cfg)
+
+def a2c_update(policy: torch.nn.Module, # Policy with the interface of `loomnb.nets`
                optimizer: torch.optim.Optimizer, # Optimizer over the policy's parameters
                buffer: RolloutBuffer, # Rollout with advantages computed
                cfg: A2CConfig, # Hyperparameters
                device=None, # Torch device of the policy
-               hand=None, # A still `valid` `ppo_hand_grad(policy, optimizer)` kept by the caller, False: autograd, None: decide here
+               step=None, # The step to take (`a2c_step`); default: built here
               ) -> dict:
     "One gradient step on the full rollout; returns namespaced metrics."
-    d = buffer.tensors(device)
-    if hand is None: hand = ppo_hand_grad(policy, optimizer) if cfg.hand_grad else None
-    if hand:
-        vals = [*a2c_step_hand(hand, d, cfg).tolist(), hand.clip_and_step(cfg.max_grad_norm)]
-    else:
-        logp, ent, v = policy_evaluate(policy, d.obs, d.actions)
-        loss, st = a2c_loss(logp, d.advantages, v, d.returns, ent, cfg)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        params = [p for g in optimizer.param_groups for p in g["params"]]
-        gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm, foreach=True)
-        optimizer.step()
-        vals = torch.stack([*st.values(), gn.detach()]).tolist()
+    step = step or a2c_step(policy, optimizer, cfg)
+    vals = step(buffer.tensors(device), cfg.normalize_advantages).tolist()
     out = {f"train/{k}": x for k, x in zip(("policy_loss", "value_loss", "entropy", "grad_norm"), vals)}
     out.update({"train/explained_var": explained_variance(buffer.values.ravel(), buffer.returns.ravel()), "train/n_updates": 1})
     return out
 
 # %% ../../nbs/41_algos.a2c.ipynb #c017
-class A2C(PPO):
-    "Advantage actor-critic: PPO's composition with one full-batch policy-gradient step per rollout."
+class A2C(OnPolicyAlgorithm):
+    "Advantage actor-critic: the on-policy base with one full-batch policy-gradient step per rollout."
     config_cls = A2CConfig
     action_spaces = ("Discrete", "Box")
 
-    def _make_optimizer(self):
+    def make_optimizer(self):
         c = self.config
         if c.optimizer == "adam": return make_adam(self.policy.parameters(), c.learning_rate, c.optim_eps)
-        return ForeachRMSprop(self.policy.parameters(), lr=c.learning_rate, alpha=c.rmsprop_alpha, eps=c.optim_eps)
+        return make_rmsprop(self.policy.parameters(), lr=c.learning_rate, alpha=c.rmsprop_alpha, eps=c.optim_eps)
 
-    def _hand_grad(self):
-        "`ppo_hand_grad(policy, optimizer)`, kept between updates while it is `valid` (PPO amortises it over minibatches)."
-        h = getattr(self, "_hand", None)
-        if h is None or not h.valid(self.policy, self.optimizer): h = self._hand = ppo_hand_grad(self.policy, self.optimizer)
-        return h
+    def step(self):
+        "`a2c_step`, its engine-room state kept between updates while it is valid (PPO amortises it over minibatches)."
+        self._step = a2c_step(self.policy, self.optimizer, self.config, keep=getattr(self, "_step", None))
+        return self._step
 
     def update(self, state: TrainState) -> dict:
         "One annealed `a2c_update` on the collected rollout."
-        t0, c = time.perf_counter(), self.config
-        lr = c.learning_rate * state.progress_remaining if c.anneal_lr else c.learning_rate
-        for g in self.optimizer.param_groups: g["lr"] = lr
-        m = a2c_update(self.policy, self.optimizer, self.buffer, c, self.device, (c.hand_grad and self._hand_grad()) or False)
+        t0 = time.perf_counter()
+        lr = self.anneal_lr(state)
+        m = a2c_update(self.policy, self.optimizer, self.buffer, self.config, self.device, self.step())
         state.n_updates += 1
         return {**m, "train/lr": lr, "time/update": time.perf_counter() - t0}
 

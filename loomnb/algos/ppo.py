@@ -10,18 +10,15 @@ import math, time
 from dataclasses import dataclass
 import numpy as np
 import torch
-from gymnasium import spaces
 from ..core import Config, ConfigError
-from ..nets import make_policy, check_policy, policy_evaluate, policy_act, make_adam
-from ..nets import DiscretePolicy, GaussianPolicy, tanh_mlp_layers, tanh_mlp_forward, tanh_mlp_backward, fused_adam_stepper
-from ..nets import _step_wrapped
+from ..nets import policy_evaluate
+from ..fast import make_step
 from ..buffers.rollout import RolloutBuffer, RolloutBatch
-from ..collect import Collector
-from ..learner import Algorithm, TrainState, register_algorithm
+from ..onpolicy import OnPolicyAlgorithm, explained_variance
+from ..learner import TrainState, register_algorithm
 
 # %% auto #0
-__all__ = ['STAT_KEYS', 'ZOO_CARTPOLE', 'PPOConfig', 'ppo_loss', 'normalized', 'PPOHandGrad', 'ppo_hand_grad', 'hand_forward',
-           'hand_backward', 'ppo_step_hand', 'explained_variance', 'ppo_update', 'PPO']
+__all__ = ['STAT_KEYS', 'ZOO_CARTPOLE', 'PPOConfig', 'ppo_loss', 'PPOLoss', 'PPOStep', 'ppo_step', 'ppo_update', 'PPO']
 
 # %% ../../nbs/40_algos.ppo.ipynb #c006
 @dataclass
@@ -103,191 +100,60 @@ def ppo_loss(new_logp: torch.Tensor, # [B] log-probs of the taken actions under 
                      approx_kl=((ratio - 1) - logratio).mean(), clipfrac=((ratio - 1).abs() > eps).float().mean())
     return loss, stats
 
-# %% ../../nbs/40_algos.ppo.ipynb #c018
-def normalized(a: torch.Tensor, # Advantages [B], B > 1
-              ) -> torch.Tensor:
-    "`(a - a.mean()) / (a.std() + 1e-8)` (unbiased std) from elementwise kernels and one sum."
-    d = a - a.mean()
-    return d / (math.sqrt(float((d * d).sum()) / (a.numel() - 1)) + 1e-8)
-
-class PPOHandGrad:
-    "State of the hand-written PPO step: detached views of the layers and one flat gradient buffer behind every `.grad`."
-    def __init__(self, policy: torch.nn.Module, # A `DiscretePolicy` or `GaussianPolicy` with tanh MLPs
-                 optimizer: torch.optim.Optimizer, # Optimizer over exactly the policy's parameters
-                 sync=None, # Averages the flat gradient over ranks in place before the clip (`DDPPolicy.average_grads_`)
+# %% ../../nbs/40_algos.ppo.ipynb #7d099ba6
+class PPOLoss:
+    "Stateless PPO loss (the rlox guide's call): `loss, metrics = PPOLoss(...)(policy, obs, actions, old_logp, adv, ret, old_v)`."
+    def __init__(self, clip_eps: float=0.2, # Clip range of the ratio (and of the value)
+                 vf_coef: float=0.5, # Value loss coefficient
+                 ent_coef: float=0.01, # Entropy bonus coefficient
+                 clip_vloss: bool=True, # Clipped value loss
+                 normalize_advantages: bool=True, # Normalise the advantages of the minibatch
                 ):
-        self.discrete, self.sync = type(policy) is DiscretePolicy, sync
-        self.classes = torch.arange(policy.n_actions).view(1, -1) if self.discrete else None
-        ps = list(policy.parameters())
-        self.flat = torch.zeros(sum(p.numel() for p in ps), dtype=ps[0].dtype)
-        i = 0
-        for p in ps:   # every .grad a view of one buffer: the norm clip is one norm and one multiply
-            p.grad = self.flat[i:i + p.numel()].view_as(p); i += p.numel()
-        actor = tanh_mlp_layers(policy.actor if self.discrete else policy.actor_mean)
-        critic = tanh_mlp_layers(policy.critic)
-        self.actor = [(w.detach(), b.detach()) for w, b in actor]
-        self.critic = [(w.detach(), b.detach()) for w, b in critic]
-        self.actor_grads = [(w.grad, b.grad) for w, b in actor]
-        self.critic_grads = [(w.grad, b.grad) for w, b in critic]
-        self.log_std = None if self.discrete else policy.log_std.detach()
-        self.log_std_grad = None if self.discrete else policy.log_std.grad
-        self.optimizer, self._step = optimizer, fused_adam_stepper(optimizer)
-        self._objs, self._ints = _hand_snapshot(self, policy if sync is None else getattr(sync, "__self__", policy), optimizer)
+        self.cfg = PPOConfig(clip_eps=clip_eps, vf_coef=vf_coef, ent_coef=ent_coef, clip_vloss=clip_vloss,
+                             normalize_advantages=normalize_advantages)
 
-    def valid(self, policy: torch.nn.Module, # The policy `ppo_hand_grad` was given
-              optimizer: torch.optim.Optimizer, # Its optimizer
-             ) -> bool:
-        "Whether this state still describes `policy` and `optimizer` (`_hand_snapshot` unchanged): cheaper than a rebuild."
-        objs, ints = _hand_snapshot(self, policy, optimizer)
-        return len(objs) == len(self._objs) and all(a is b for a, b in zip(objs, self._objs)) and ints == self._ints
+    def __call__(self, policy, obs, actions, old_log_probs, advantages, returns, old_values) -> tuple[torch.Tensor, dict]:
+        "The loss (with its graph) and the metrics of this minibatch."
+        logp, ent, v = policy_evaluate(policy, obs, actions)
+        loss, st = ppo_loss(logp, old_log_probs, advantages, v, old_values, returns, ent, self.cfg)
+        m = {k: float(x) for k, x in st.items()}
+        m["clip_fraction"] = m.pop("clipfrac")
+        return loss, m
 
-    @torch.no_grad()
-    def clip_and_step(self, max_grad_norm: float) -> float:
-        "Clip the global gradient norm as `clip_grad_norm_` does, take the optimizer step; returns the norm before clipping."
-        if self.sync is not None: self.sync(self.flat)   # (DDP averages autograd's gradients before the clip too)
-        gn = math.sqrt(float((self.flat * self.flat).sum()))   # (kernels the step uses anyway: fewer code pages touched)
-        coef = max_grad_norm / (gn + 1e-6)
-        if not coef >= 1.0: self.flat.mul_(coef)   # (a nan norm makes every gradient nan, as in clip_grad_norm_)
-        if self._step is None: self.optimizer.step()   # (runs the optimizer's step hooks)
-        else: self._step()
-        return gn
+# %% ../../nbs/40_algos.ppo.ipynb #075766af
+class PPOStep:
+    "One autograd minibatch step of `ppo_loss`: forward, loss, backward, global-norm clip, optimizer step."
+    def __init__(self, policy: torch.nn.Module, # Policy with the interface of `loomnb.nets`
+                 optimizer: torch.optim.Optimizer, # Optimizer over its parameters
+                 cfg: PPOConfig, # Coefficients and switches
+                ):
+        self.policy, self.optimizer, self.cfg = policy, optimizer, cfg
+        self.params = [p for g in optimizer.param_groups for p in g["params"]]
 
-def _runs_hooks(policy, ps) -> bool:
-    "Whether autograd's pass through `policy` would run a module or gradient hook (the hand-written step runs none)."
-    g = torch.nn.modules.module
-    if g._global_forward_hooks or g._global_forward_pre_hooks or g._global_backward_hooks or g._global_backward_pre_hooks:
-        return True
-    if any(m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks for m in policy.modules()):
-        return True
-    return any(p._backward_hooks or p._post_accumulate_grad_hooks for p in ps)
+    def __call__(self, mb: RolloutBatch, # Minibatch
+                 clip_eps: float, # Clip range (annealed)
+                 normalize: bool, # Normalise the advantages of this minibatch
+                 with_stats: bool, # Return the stats
+                ) -> torch.Tensor | None: # [6]: the `STAT_KEYS` and the gradient norm, or None
+        "Take the step; its stats when asked."
+        logp, ent, v = policy_evaluate(self.policy, mb.obs, mb.actions)
+        loss, st = ppo_loss(logp, mb.logp, mb.advantages, v, mb.values, mb.returns, ent, self.cfg, clip_eps, normalize, with_stats)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm, foreach=True)
+        self.optimizer.step()
+        return torch.stack([*st.values(), gn.detach()]) if with_stats else None
 
-def ppo_hand_grad(policy: torch.nn.Module, # The policy
-                  optimizer: torch.optim.Optimizer, # Its optimizer
-                 ) -> PPOHandGrad | None:
-    "A `PPOHandGrad` where the hand-written step computes autograd's update (default tanh networks on the CPU), else None."
-    sync = getattr(policy, "average_grads_", None)   # a `loomnb.distributed.DDPPolicy`: its module, gradients averaged
-    if sync is not None: policy = policy.module
-    if type(policy) not in (DiscretePolicy, GaussianPolicy): return None
-    actor = tanh_mlp_layers(policy.actor if type(policy) is DiscretePolicy else policy.actor_mean)
-    critic = tanh_mlp_layers(policy.critic)
-    if actor is None or critic is None: return None
-    ps = list(policy.parameters())
-    own = [t for wb in actor + critic for t in wb] + ([policy.log_std] if type(policy) is GaussianPolicy else [])
-    if len(own) != len(ps) or {id(t) for t in own} != {id(p) for p in ps}: return None   # shared, extra or derived weights
-    if any(p.device.type != "cpu" or p.dtype != ps[0].dtype or not p.requires_grad for p in ps): return None
-    if _runs_hooks(policy, ps): return None
-    ops = [p for g in optimizer.param_groups for p in g["params"]]
-    if len(ops) != len(ps) or {id(p) for p in ops} != {id(p) for p in ps}: return None
-    return PPOHandGrad(policy, optimizer, sync)
-
-# %% ../../nbs/40_algos.ppo.ipynb #c020
-def _hand_snapshot(h: PPOHandGrad, policy, optimizer) -> tuple[list, list]:
-    "What `h` holds on to: objects (compared by identity; `h` keeps them alive) and storage addresses and hook flags."
-    outer = policy
-    if getattr(policy, "average_grads_", None) is not None: policy = policy.module
-    mods = list(policy.modules())
-    ps = [p for m in mods for p in m._parameters.values() if p is not None]   # (shared ones repeat: a mismatch)
-    gs = [p.grad for p in ps]
-    pgs = optimizer.param_groups
-    objs = [outer, optimizer, *mods, *ps, *gs, pgs, *pgs, *(p for g in pgs for p in g["params"])]
-    ints = [p.data_ptr() for p in ps] + [-1 if g is None else g.data_ptr() for g in gs] + [p.requires_grad for p in ps]
-    ints.append(_runs_hooks(policy, ps))   # hooks autograd would run and the hand-written step would not
-    if h._step is not None:   # the fused Adam step holds the param groups and state tensors
-        st = optimizer.state
-        objs.append(st)
-        for g in pgs:
-            for p in g["params"]:
-                s = st.get(p); objs.append(s)
-                if s: objs += s.values()
-    ints.append(_step_wrapped(optimizer))   # (what decides between the fused step and `optimizer.step()`)
-    return objs, ints
-
-# %% ../../nbs/40_algos.ppo.ipynb #c022
-_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
-
-@torch.no_grad()
-def hand_forward(h: PPOHandGrad, # From `ppo_hand_grad`
-                 obs: torch.Tensor, # Observations [B, *obs_shape]
-                 act: torch.Tensor, # Actions taken [B] or [B, act_dim]
-                ) -> tuple[torch.Tensor, torch.Tensor, tuple]: # values [B], log-probs [B], what `hand_backward` needs
-    "Both networks' forward pass, keeping what their backward needs."
-    B = obs.shape[0]
-    obs = obs.reshape(B, -1)
-    out, hsa = tanh_mlp_forward(h.actor, obs)
-    vo, hsv = tanh_mlp_forward(h.critic, obs)
-    if h.discrete:
-        lpa = out.log_softmax(1); p = lpa.exp()
-        return vo.view(B), lpa.gather(1, act.view(B, 1)).view(B), (act, hsa, hsv, lpa, p)
-    isd = torch.exp(-h.log_std)
-    z = (act.view(out.shape) - out) * isd
-    return vo.view(B), (-0.5 * z * z - h.log_std - _HALF_LOG_2PI).sum(1), (act, hsa, hsv, z, isd)
-
-@torch.no_grad()
-def hand_backward(h: PPOHandGrad, # From `ppo_hand_grad`
-                  cache: tuple, # From `hand_forward`
-                  gl: torch.Tensor, # dL/dlogp [B]
-                  gv: torch.Tensor, # dL/dv [B]
-                  ent_coef: float, # The loss also has -ent_coef * mean entropy
-                  with_entropy: bool, # Return the mean entropy
-                 ) -> torch.Tensor | None:
-    "Write the parameters' gradients of a loss of the log-probs, values and mean entropy into their `.grad`."
-    act, hsa, hsv, x, y = cache
-    B = gl.shape[0]
-    gl, ent = gl.view(B, 1), None
-    if h.discrete:
-        lpa, p = x, y
-        ga = (act.view(B, 1) == h.classes).to(p.dtype).sub_(p).mul_(gl)   # (one-hot - p) dL/dlogp
-        if ent_coef or with_entropy: ent = -(p * lpa).sum(1)
-        if ent_coef: ga.add_(p * (lpa + ent.view(B, 1)), alpha=ent_coef / B)
-        if with_entropy: ent = ent.mean()
-    else:
-        z, isd = x, y
-        ga = (gl * z) * isd
-        h.log_std_grad.copy_((gl * (z * z - 1)).sum(0))
-        if ent_coef: h.log_std_grad.sub_(ent_coef)
-        if with_entropy: ent = (h.log_std + (0.5 + _HALF_LOG_2PI)).sum()
-    tanh_mlp_backward(h.actor, hsa, ga, h.actor_grads)
-    tanh_mlp_backward(h.critic, hsv, gv.view(B, 1), h.critic_grads)
-    return ent
-
-@torch.no_grad()
-def ppo_step_hand(h: PPOHandGrad, # From `ppo_hand_grad`
-                  mb: RolloutBatch, # Minibatch
-                  cfg: PPOConfig, # Coefficients and switches
-                  clip_eps: float, # Clip range (annealed)
-                  normalize: bool, # Normalise the advantages of this minibatch
-                  with_stats: bool, # Return the stats
-                 ) -> torch.Tensor | None: # [5] stats in the order of `STAT_KEYS`, or None
-    "Write the gradient of `ppo_loss` into the parameters' `.grad` without autograd."
-    obs, act, old_logp, v_old, adv, ret = mb
-    B, eps = obs.shape[0], clip_eps
-    v, logp, cache = hand_forward(h, obs, act)
-    if normalize and B > 1: adv = normalized(adv)
-    logratio = logp - old_logp
-    ratio = logratio.exp()
-    r1, r2 = ratio * adv, ratio.clamp(1 - eps, 1 + eps) * adv
-    keep = r1 <= r2                                      # the unclipped term is the minimum
-    gl = (keep * r1).mul_(-1.0 / B)                      # dL/dlogp = dL/dratio * ratio
-    d = v - ret
-    if cfg.clip_vloss:
-        dv = v - v_old
-        dc = v_old + dv.clamp(-eps, eps) - ret
-        e1, e2 = d * d, dc * dc
-        big = e1 >= e2
-        gv = torch.where(big, d, dc * ((dv >= -eps) & (dv <= eps)))
-    else: gv = d
-    entm = hand_backward(h, cache, gl, gv.mul(cfg.vf_coef / B), cfg.ent_coef, with_stats)
-    if not with_stats: return None
-    vl = 0.5 * (torch.where(big, e1, e2) if cfg.clip_vloss else d * d).mean()
-    return torch.stack([-torch.where(keep, r1, r2).mean(), vl, entm,
-                        ((ratio - 1) - logratio).mean(), ((ratio - 1).abs() > eps).float().mean()])
+def ppo_step(policy: torch.nn.Module, # Policy
+             optimizer: torch.optim.Optimizer, # Its optimizer
+             cfg: PPOConfig, # Coefficients and switches (`hand_grad` allows the engine room's step)
+            ):
+    "The step `ppo_update` takes: the engine room's where one applies, else `PPOStep`."
+    fast = cfg.hand_grad and make_step("ppo", policy, optimizer, vf_coef=cfg.vf_coef, ent_coef=cfg.ent_coef,
+                                       clip_vloss=cfg.clip_vloss, max_grad_norm=cfg.max_grad_norm)
+    return fast or PPOStep(policy, optimizer, cfg)
 
 # %% ../../nbs/40_algos.ppo.ipynb #c024
-def explained_variance(y_pred: np.ndarray, y_true: np.ndarray) -> float:
-    "1 - Var[y_true - y_pred] / Var[y_true] (nan when Var[y_true] = 0)."
-    vy = float(np.var(y_true))
-    return float("nan") if vy == 0 else 1.0 - float(np.var(y_true - y_pred)) / vy
-
 def _rank_mean(x: torch.Tensor) -> float:
     "Mean of a scalar over the ranks of a live process group (the value itself in one process): ranks decide together."
     d = torch.distributed
@@ -295,7 +161,7 @@ def _rank_mean(x: torch.Tensor) -> float:
         x = x.detach().reshape(1).clone(); d.all_reduce(x); return x.item() / d.get_world_size()
     return x.item()
 
-def ppo_update(policy: torch.nn.Module, # Policy with the rlox interface
+def ppo_update(policy: torch.nn.Module, # Policy with the interface of `loomnb.nets`
                optimizer: torch.optim.Optimizer, # Optimizer over the policy's parameters
                buffer: RolloutBuffer, # Rollout with advantages computed
                cfg: PPOConfig, # Hyperparameters
@@ -304,33 +170,17 @@ def ppo_update(policy: torch.nn.Module, # Policy with the rlox interface
                device=None, # Torch device of the policy
               ) -> dict:
     "Epochs of clipped-surrogate minibatch steps on one rollout; returns namespaced metrics."
-    hand = ppo_hand_grad(policy, optimizer) if cfg.hand_grad else None
-    data = buffer.tensors(device)
-    norm = cfg.normalize_advantages
+    step = ppo_step(policy, optimizer, cfg)
+    data, norm = buffer.tensors(device), cfg.normalize_advantages
     if norm and cfg.batch_size >= len(buffer) and len(buffer) > 1:  # one full-batch minibatch: normalise once
         a = data.advantages
-        data, norm = data._replace(advantages=normalized(a) if hand is not None else (a - a.mean()) / (a.std() + 1e-8)), False
-    params = [p for g in optimizer.param_groups for p in g["params"]]
+        data, norm = data._replace(advantages=(a - a.mean()) / (a.std() + 1e-8)), False
     eps = cfg.clip_eps if clip_eps is None else clip_eps
     n, epochs, ep = 0, 0, []
     for epoch in range(cfg.n_epochs):
         stats_now = cfg.target_kl is not None or epoch == cfg.n_epochs - 1
-        ep = []
-        for mb in buffer.minibatches(cfg.batch_size, rng, device, data):
-            if hand is not None:
-                st = ppo_step_hand(hand, mb, cfg, eps, norm, stats_now)
-                gn = hand.clip_and_step(cfg.max_grad_norm)
-                if stats_now: ep.append(torch.cat([st, torch.tensor([gn], dtype=st.dtype)]))
-            else:
-                logp, ent, v = policy_evaluate(policy, mb.obs, mb.actions)
-                loss, st = ppo_loss(logp, mb.logp, mb.advantages, v, mb.values, mb.returns, ent, cfg, eps, norm, stats_now)
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm, foreach=True)
-                optimizer.step()
-                if stats_now: ep.append(torch.stack([*st.values(), gn.detach()]))
-            n += 1
-        epochs += 1
+        ep = [step(mb, eps, norm, stats_now) for mb in buffer.minibatches(cfg.batch_size, rng, device, data)]
+        n, epochs = n + len(ep), epochs + 1
         if cfg.target_kl is not None and _rank_mean(torch.stack(ep)[:, 3].mean()) > cfg.target_kl: break
     means = torch.stack(ep).mean(0).tolist()
     out = {f"train/{k}": m for k, m in zip((*STAT_KEYS, "grad_norm"), means)}
@@ -339,69 +189,19 @@ def ppo_update(policy: torch.nn.Module, # Policy with the rlox interface
     return out
 
 # %% ../../nbs/40_algos.ppo.ipynb #c033
-class PPO(Algorithm):
-    "Proximal Policy Optimization, composed from loomnb's collector, buffer, GAE kernel and `ppo_update`."
+class PPO(OnPolicyAlgorithm):
+    "Proximal Policy Optimization: the on-policy base with `ppo_update` (clip range optionally annealed)."
     config_cls = PPOConfig
     action_spaces = ("Discrete", "Box")
 
-    def __init__(self, env, config: PPOConfig, device="cpu", policy=None):
-        super().__init__(env, config, device)
-        c, osp, asp = config, env.single_observation_space, env.single_action_space
-        if policy is None:
-            policy = make_policy(osp, asp, c.hidden if isinstance(c.hidden, int) else tuple(c.hidden), c.activation,
-                                 c.ortho_init, c.log_std_init, algo=type(self).__name__)
-        check_policy(policy)
-        self.policy = policy.to(self.device)
-        self.optimizer = self._make_optimizer()
-        box = isinstance(asp, spaces.Box)
-        self.buffer = RolloutBuffer(c.n_steps, env.num_envs, osp.shape, asp.shape if box else (),
-                                    np.float32 if box else np.int64)
-        self.collector = Collector(env, self.policy, self.device)
-        self.rng = np.random.default_rng(0)
-
-    def _make_optimizer(self): return make_adam(self.policy.parameters(), self.config.learning_rate, self.config.adam_eps)
-    def seed_rng(self, seed: int): self.rng = np.random.default_rng(seed)
-
-    def collect(self, state: TrainState, on_step=None) -> dict:
-        "One rollout into the buffer, then GAE."
-        g0 = state.global_step
-        st = self.collector.collect(self.buffer, on_step)
-        state.global_step = g0 + st.steps
-        state.add_episodes(st.ep_returns, st.ep_lengths)
-        t0 = time.perf_counter()
-        if self.buffer.full: self.buffer.compute_advantages(st.last_values, self.config.gamma, self.config.gae_lambda)
-        return {"time/env_step": st.time_env, "time/inference": st.time_inference, "time/gae": time.perf_counter() - t0}
-
-    def _schedules(self, state: TrainState):
-        c, frac = self.config, state.progress_remaining
-        lr = c.learning_rate * frac if c.anneal_lr else c.learning_rate
-        for g in self.optimizer.param_groups: g["lr"] = lr
-        return lr, (c.clip_eps * frac if c.anneal_clip else c.clip_eps)
-
     def update(self, state: TrainState) -> dict:
         "Annealed `ppo_update` on the collected rollout."
-        t0 = time.perf_counter()
-        lr, clip = self._schedules(state)
-        m = ppo_update(self.policy, self.optimizer, self.buffer, self.config, self.rng, clip, self.device)
+        t0, c = time.perf_counter(), self.config
+        lr = self.anneal_lr(state)
+        clip = c.clip_eps * state.progress_remaining if c.anneal_clip else c.clip_eps
+        m = ppo_update(self.policy, self.optimizer, self.buffer, c, self.rng, clip, self.device)
         state.n_updates += m["train/n_updates"]
         return {**m, "train/lr": lr, "train/clip_eps": clip, "time/update": time.perf_counter() - t0}
-
-    def predict(self, obs, deterministic: bool=True) -> np.ndarray:
-        "Actions (NumPy) for a batch of observations; Box actions clipped to the bounds."
-        with torch.inference_mode():
-            a = self.policy.get_action_and_logprob(torch.as_tensor(obs, dtype=torch.float32, device=self.device), deterministic)[0]
-        a = a.cpu().numpy()
-        sp = self.env.single_action_space
-        return np.clip(a, sp.low, sp.high) if isinstance(sp, spaces.Box) else a
-
-    def state_dict(self) -> dict:
-        return {"policy": self.policy.state_dict(), "optimizer": self.optimizer.state_dict(),
-                "rng": self.rng.bit_generator.state, "last_obs": self.collector.obs}
-
-    def load_state_dict(self, d: dict):
-        self.policy.load_state_dict(d["policy"]); self.optimizer.load_state_dict(d["optimizer"])
-        self.rng.bit_generator.state = d["rng"]
-        self.collector.obs = None if d.get("last_obs") is None else np.asarray(d["last_obs"])
 
 register_algorithm("ppo", PPO)
 

@@ -14,6 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from ..learner import TrainState, register_algorithm
+from ..fast import fast_enabled
 from ..offpolicy import (OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast,
                               clear_grads, PRECISIONS, step_layers, check_precision, autocast_for)
 from ..qnets import (SquashedGaussianPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
@@ -178,9 +179,9 @@ def sac_step_hand(actor: SquashedGaussianPolicy, # Default actor (`relu_mlp_laye
 def hand_grad_layers(actor, critic, critic_target, # The networks of an algorithm
                      actor_cls: type=SquashedGaussianPolicy, # The default actor type the hand-written step handles
                     ) -> list | None:
-    "The actor's layers when a hand-written step applies to these networks (default types, ReLU, CPU), else None."
+    "The actor's layers when a hand-written step applies to these networks (default types, ReLU, CPU, fast paths on), else None."
     ok = (type(actor) is actor_cls and type(critic) is EnsembleQNetwork and type(critic_target) is EnsembleQNetwork
-          and isinstance(critic.act_fn, nn.ReLU) and next(critic.parameters()).device.type == "cpu")
+          and isinstance(critic.act_fn, nn.ReLU) and next(critic.parameters()).device.type == "cpu" and fast_enabled())
     return relu_mlp_layers(actor.net) if ok else None
 
 # %% ../../nbs/43_algos.sac.ipynb #c025

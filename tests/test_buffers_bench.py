@@ -22,3 +22,13 @@ def test_bench_buffers_pushparts_runs():
                  "empty kernel, 6 arrays, runtime", "empty kernel, 6 arrays, no runtime"):
         assert part in r.stdout, (part, r.stdout)
     assert "d=4 CPU ns" in r.stdout and "d=17 CPU ns" in r.stdout, r.stdout
+
+def test_bench_buffers_small_runs():
+    "The single-transition rows (`--only small`) run and print each call next to its plain twin."
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, os.path.join(root, "bench", "bench_buffers.py"), "--capacity", "4096", "--repeats", "1",
+                        "--only", "small"], capture_output=True, text=True, timeout=600, env={**os.environ, "NUMBA_NUM_THREADS": "1"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    for row in ("push single d=4", "push single d=17, plain twin (push_batch of 1)", "prioritized push single + priority d=4",
+                "prioritized push single + priority d=17, plain twin (push, update_priorities)"):
+        assert row in r.stdout, (row, r.stdout)

@@ -134,10 +134,10 @@ def bench_small(rows, repeats):
     lr, dn = tl - bl, vte.astype(np.float32)
     k2 = [x.reshape(T, 1) for x in (bl, tl, vr, vv, vte, vtr, fvv)]; lv1 = np.full(1, 0.5, np.float32)
     ov, op = np.empty((T, 1), np.float32), np.empty((T, 1), np.float32)
-    fv = {"loomnb": lambda: vtrace(bl, tl, vr, vv, vte, vtr, fvv, 0.5, 0.99, 1.0, 1.0),
+    fvt = {"loomnb": lambda: vtrace(bl, tl, vr, vv, vte, vtr, fvv, 0.5, 0.99, 1.0, 1.0),
           "plain twin": lambda: vtrace_kernel(*k2, lv1, 0.99, 1.0, 1.0, ov, op)}
-    if rlox is not None: fv["rlox"] = lambda: rlox.compute_vtrace(lr, vr, vv, dn, 0.5, 0.99, 1.0, 1.0)
-    m = compare(fv, repeats)
+    if rlox is not None: fvt["rlox"] = lambda: rlox.compute_vtrace(lr, vr, vv, dn, 0.5, 0.99, 1.0, 1.0)
+    m = compare(fvt, repeats)
     rows.append(("V-trace small [T=1024] float32 (wrapper)", m["loomnb"], m.get("rlox"), None, "rlox.compute_vtrace (1-D)"))
     rows.append(("V-trace small [T=1024] float32 (plain twin: vtrace_kernel on [T, 1])", m["plain twin"], m.get("rlox"), None,
                  "rlox.compute_vtrace (1-D)"))

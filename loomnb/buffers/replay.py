@@ -268,7 +268,7 @@ def push_one(pos, o, no, a, r, te, tr, rec, A, offs):
     rr[pos, offs[1]] = r; rec[pos, offs[2]] = te; rec[pos, offs[2] + 1] = tr
     return pos + 1 if pos + 1 < rec.shape[0] else 0
 
-_PUSH1_EPS = {}   # (obs dtype, action dtype, action ndim of a batch) -> compiled `push_one` entry point
+_PUSH1_EPS, _PUSH1_SIGS = {}, {}   # (obs dtype, action dtype, action ndim of a batch) -> compiled `push_one` entry point, its signature
 
 def _push1_entry(odt, adt, a_nd):
     "The compiled `push_one` for 'A'-layout 1-D observations and a [Da] row (a_nd 2) or an int64/float64 scalar action (a_nd 1)."
@@ -278,7 +278,7 @@ def _push1_entry(odt, adt, a_nd):
         a_t = any_layout(adt, 1) if a_nd == 2 else types.int64 if adt.kind in "iu" else types.float64
         sig = (types.int64, any_layout(odt, 1), any_layout(odt, 1), a_t, types.float64, types.boolean, types.boolean,
                types.Array(types.uint8, 2, "C"), any_layout(adt, 2), types.Array(types.int64, 1, "C"))
-        ep = _PUSH1_EPS[key] = entry_point(push_one, sig)
+        _PUSH1_SIGS[key] = sig; ep = _PUSH1_EPS[key] = entry_point(push_one, sig)
     return ep
 
 # %% ../../nbs/21_buffers.replay.ipynb #c016

@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit, types
 from ..ops.segment_tree import (K, SumTree, MinTree, sum_min_tree_update, sum_tree_update, min_tree_update,
                                      sum_tree_stratified, sum_tree_find)
-from ..ops._jit import entry_point, any_layout
+from ..ops._jit import entry_point, any_layout, njit_lean
 from .replay import ReplayBuffer, ReplayBatch, _check_rng, gather_into, push_one, _REWARD_TYPES, _FLAG_TYPES
 
 # %% auto #0
@@ -149,7 +149,7 @@ def per_sample_into(sum_tree, min_tree, offsets, u, beta, O, NO, A, R, TE, TR, D
     return t + gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d)
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #97590bf8
-@njit(cache=True, _nrt=False)
+@njit_lean(cache=True)
 def sum_min_set_one(sum_tree, min_tree, offsets, i, v):
     "Set leaf `i` to `v` (min tree: +inf where v is 0) and recompute its ancestors in both trees (raw kernel)."
     sum_tree[i] = v; min_tree[i] = v if v > 0.0 else np.inf
@@ -162,7 +162,7 @@ def sum_min_set_one(sum_tree, min_tree, offsets, i, v):
         sum_tree[up + p] = s; min_tree[up + p] = m
         p = p // K
 
-@njit(cache=True, _nrt=False)
+@njit_lean(cache=True)
 def per_push_one(pos, o, no, a, r, te, tr, rec, A, offs, sum_tree, min_tree, toffs, priority, alpha):
     "`push_one`, then the written slot's priority**alpha into both trees: next position, -1/-2 as `push_one`, -3 bad priority (raw kernel)."
     if not (priority >= 0.0 and priority < np.inf): return -3

@@ -10,9 +10,9 @@ import json, math, os, tempfile, zipfile
 from pathlib import Path
 from typing import NamedTuple
 import numpy as np
-from numba import njit, types, from_dtype, typeof
+from numba import njit, types, typeof
 from numba.extending import overload
-from ..ops._jit import entry_point, any_layout
+from ..ops._jit import entry_point, any_layout, njit_lean
 
 # %% auto #0
 __all__ = ['ReplayBatch', 'ring_write', 'gather_rows', 'uniform_indices', 'sample_rows', 'touch_rows', 'gather_into',
@@ -165,7 +165,7 @@ def gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d):
         for b in range(B): d[b] = D[idx[b]]
     return s
 
-@njit(cache=True, nogil=True, _nrt=False)   # no runtime: its 18 array arguments unbox without a MemInfo each
+@njit_lean(cache=True, nogil=True)   # no runtime: its 18 array arguments unbox without a MemInfo each
 def sample_into(u, size, O, NO, A, R, TE, TR, D, idx, o, no, a, r, te, tr, d, w):
     "Slots floor(u * size) into `idx`, ones into `w`, then `gather_into` (one dispatch per sample) (raw kernel)."
     for b in range(u.shape[0]):
@@ -191,7 +191,7 @@ def push_rows(pos, o, no, a, r, te, tr, O, NO, A, R, TE, TR):
         if j == cap: j = 0
     return j
 
-@njit(cache=True, _nrt=False)   # no Numba runtime: array arguments unbox without a refcounted MemInfo each; holds the GIL
+@njit_lean(cache=True)   # no Numba runtime: array arguments unbox without a refcounted MemInfo each; holds the GIL
 def push_rec(pos, o, no, a, r, te, tr, rec, offs):
     "`push_rows` into the byte record `rec` (offs: action column, reward column, terminated byte, Do, Da): next position or -1/-2/-3 (raw kernel)."
     B, cap, Do, Da = r.shape[0], rec.shape[0], offs[3], offs[4]
@@ -255,7 +255,7 @@ def _push_entry(odt, adt, a_nd, rdt):
         ep = _PUSH_EPS[key] = entry_point(push_rec, sig)
     return ep
 
-@njit(cache=True, _nrt=False)   # like push_rec: no runtime, holds the GIL
+@njit_lean(cache=True)   # like push_rec: no runtime, holds the GIL
 def push_one(pos, o, no, a, r, te, tr, rec, A, offs):
     "Check, then write one transition into the byte record `rec` (`a`: a [Da] row or a scalar, through the action view `A`; `offs` as `push_rec`'s): next position, or -1 shapes / -2 reward (raw kernel)."
     Do = offs[3]

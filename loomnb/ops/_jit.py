@@ -1,4 +1,4 @@
-"""Private: the Numba compiler details the fast paths share (signatures, the no-alias pipeline, compiled entry points). Nothing outside the ops layer's fast paths needs them.
+"""Private: the Numba compiler details the fast paths share (signatures, the no-alias pipeline, compiled entry points, kernels without the runtime). Nothing outside the ops layer's fast paths needs them.
 
 Docs: https://loomorg.github.io/loomnb/ops._jit.html.md"""
 
@@ -13,7 +13,8 @@ from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.untyped_passes import TranslateByteCode
 
 # %% auto #0
-__all__ = ['sigs', 'njit_on_first_call', 'SetNoAlias', 'NoAliasCompiler', 'njit_noalias', 'entry_point', 'any_layout']
+__all__ = ['sigs', 'njit_on_first_call', 'SetNoAlias', 'NoAliasCompiler', 'njit_noalias', 'entry_point', 'any_layout',
+           'njit_lean']
 
 # %% ../../nbs/10a_ops._jit.ipynb #b702c596
 def sigs(ret, pattern):
@@ -74,3 +75,8 @@ def any_layout(dt, # numpy dtype
                nd: int): # number of dimensions
     "Numba type of an `nd`-dim array of dtype `dt` with any strides ('A' layout)."
     return nbt.Array(from_dtype(np.dtype(dt)), nd, "A")
+
+# %% ../../nbs/10a_ops._jit.ipynb #dff7f933
+def njit_lean(**kw):
+    "`njit(**kw)` without the Numba runtime: cheaper array arguments, for kernels that allocate nothing."
+    return njit(_nrt=False, **kw)

@@ -1,7 +1,9 @@
 """Benchmark loomnb replay buffers and segment trees against rlox and cpprb, in one process, alternating, median of repeats.
 
-Usage:  python bench/bench_buffers.py [--repeats 7] [--capacity 1000000] [--dims 4,17] [--only uniform,per,nstep,tree,tokens,mmap] [--markdown]
+Usage:  python bench/bench_buffers.py [--repeats 7] [--capacity 1000000] [--dims 4,17] [--only uniform,per,nstep,tree,tokens,mmap,small] [--markdown]
+        python bench/bench_buffers.py --only small --repeats 21   # the single-transition calls alone (capacity 10^5)
         python bench/bench_buffers.py --only pushparts      # where the time of a push of 8 goes (not in the default set)
+        python bench/bench_buffers.py --only push1parts     # where the time of a single push goes (not in the default set)
 Needs:  pip install rlox cpprb   (the `bench` extra)
 
 Every buffer is first filled to `capacity` transitions (so sampling touches the whole ring), prioritized buffers get the
@@ -18,6 +20,11 @@ Layouts and calls per peer:
 "nstep" times one env step through an n-step writer (n = 3, gamma 0.99, d = 17, 6-dim actions): loomnb's NStepWriter.push for one
 env (unbatched arrays) against cpprb's ReplayBuffer(Nstep=...).add of one step (rlox has no n-step buffer), and for 8 envs
 (cpprb's n-step buffer takes a single env stream).
+"small" times the single-transition calls on buffers of min(capacity, 10^5): ReplayBuffer.push (loomnb, rlox, cpprb), and
+PrioritizedReplayBuffer.push with a priority (loomnb push(..., priority=p), rlox push(..., priority=p)), each next to its
+plain twin in loomnb ("plain twin" rows: the single push without its compiled fast path, i.e. the checked NumPy
+writes `push` falls back to; for the prioritized push the route before the fused call, push then update_priorities of
+the slot).
 "pushparts" splits a loomnb push of 8 (d=4 and 17, capacity 10^6, the ring walked as in "uniform"): the whole `push_batch`,
 its dtype/ndim check alone, the call of push_rec's compiled entry point alone, the same entry point of push_rec compiled
 with the Numba runtime (as before it was compiled without), and Numba's per-array unboxing cost: an empty kernel of six
@@ -207,6 +214,32 @@ def bench_nstep(rows, cap, repeats, n=3, d=17, a=6):
             fns["cpprb"] = lambda: cp.add(obs=o[0], act=act[0], rew=float(r[0]), next_obs=o[0], done=0.0)
         rows.append((f"n-step push, {N} env{'s' * (N > 1)} d={d}", compare(fns, repeats), ""))
 
+def bench_small(rows, cap, d, a, repeats):
+    cap = min(cap, 100_000)
+    g = np.random.default_rng(4)
+    o1, a1, no1 = g.random(d, dtype=np.float32), g.random(a, dtype=np.float32), g.random(d, dtype=np.float32)
+    ours = ReplayBuffer(cap, (d,), (a,))
+    rl = rlox.ReplayBuffer(cap, d, a) if rlox else None
+    cp = cpprb.ReplayBuffer(cap, _env_dict(d, a)) if cpprb else None
+    fns = {"loomnb": lambda: ours.push(o1, a1, 0.5, no1, False, False)}
+    if rl is not None: fns["rlox"] = lambda: rl.push(o1, a1, 0.5, False, False, no1)
+    if cp is not None: fns["cpprb"] = lambda: cp.add(obs=o1, act=a1, rew=0.5, next_obs=no1, done=0.0)
+    rows.append((f"push single d={d} (ring 10^5)", compare(fns, repeats), "rlox >= 1x"))
+    rows.append((f"push single d={d} (ring 10^5), plain twin (NumPy writes)",
+                 compare({"loomnb": lambda: ours._push_one(o1, a1, 0.5, no1, False, False)}, repeats), ""))
+    per = PrioritizedReplayBuffer(cap, (d,), (a,), alpha=0.6, beta=0.4)
+    rlp = rlox.PrioritizedReplayBuffer(cap, d, a, alpha=0.6, beta=0.4) if rlox else None
+    fns = {"loomnb": lambda: per.push(o1, a1, 0.5, no1, False, False, priority=1.5)}
+    if rlp is not None: fns["rlox"] = lambda: rlp.push(o1, a1, 0.5, False, False, no1, priority=1.5)
+    rows.append((f"prioritized push single + priority d={d} (ring 10^5)", compare(fns, repeats), "rlox >= 1x"))
+    one, pv = np.empty(1, np.int64), np.full(1, 1.5)
+    def twin():
+        one[0] = per.pos; ReplayBuffer.push(per, o1, a1, 0.5, no1, False, False)
+        per.update_priorities(one, priorities=pv)
+    rows.append((f"prioritized push single + priority d={d} (ring 10^5), plain twin (push, update_priorities)",
+                 compare({"loomnb": twin}, repeats), ""))
+    del ours, rl, cp, per, rlp; gc.collect()
+
 def bench_pushparts(cap, d, a, repeats):
     from numba import njit, types
     from loomnb.buffers import replay as R
@@ -235,6 +268,40 @@ def bench_pushparts(cap, d, a, repeats):
     if rl:
         obf, nbf, abf, teu, tru = o.ravel(), no.ravel(), act.ravel(), te.astype(np.uint8), tr.astype(np.uint8)
         fns["rlox push_batch(8)"] = lambda: rl.push_batch(obf, nbf, abf, r, teu, tru)
+    return compare(fns, repeats)
+
+def bench_push1parts(cap, d, a, repeats):
+    "Where the time of a single push goes (the fast path of `ReplayBuffer.push`), next to rlox's push."
+    from numba import njit
+    from loomnb.buffers import replay as R
+    from loomnb.ops._jit import entry_point
+    cap = min(cap, 100_000)
+    ours = ReplayBuffer(cap, (d,), (a,))
+    g = np.random.default_rng(4)
+    o1, a1, no1 = g.random(d, dtype=np.float32), g.random(a, dtype=np.float32), g.random(d, dtype=np.float32)
+    ours.push(o1, a1, 0.5, no1, False, False)
+    f = ours._push1
+    ep, odt, adt, acts, rec, A, offs = f[:7]
+    RT, FT = R._REWARD_TYPES, R._FLAG_TYPES
+    def checks():
+        return (o1.dtype is odt and no1.dtype is odt and o1.ndim == 1 and no1.ndim == 1 and type(0.5) in RT
+                and type(False) in FT and type(False) in FT and a1.dtype is adt and a1.ndim == 1)
+    class Bare:
+        def push(self, obs, action, reward, next_obs, terminated, truncated, discount=None): pass
+    bare, p = Bare(), [0]
+    def kern(): p[0] = ep(p[0], o1, no1, a1, 0.5, False, False, rec, A, offs)
+    def disp(): p[0] = R.push_one(p[0], o1, no1, a1, 0.5, False, False, rec, A, offs)
+    empty = njit(lambda pos, o, no, a, r, te, tr, rec, A, offs: 0, _nrt=False)
+    esig = R._PUSH1_SIGS[(odt, adt, 2)]
+    eep = entry_point(empty, esig)
+    fns = {"push(1) fast path": lambda: ours.push(o1, a1, 0.5, no1, False, False),
+           "method call, 6 args, empty body": lambda: bare.push(o1, a1, 0.5, no1, False, False),
+           "fast-path type checks": checks, "push_one entry point": kern, "push_one through the dispatcher": disp,
+           "empty kernel entry point, same 10 args": lambda: eep(0, o1, no1, a1, 0.5, False, False, rec, A, offs),
+           "lambda, empty": lambda: None}
+    if rlox:
+        rl = rlox.ReplayBuffer(cap, d, a)
+        fns["rlox push"] = lambda: rl.push(o1, a1, 0.5, False, False, no1)
     return compare(fns, repeats)
 
 def parts_table(parts, markdown):
@@ -268,21 +335,23 @@ if __name__ == "__main__":
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--capacity", type=int, default=1_000_000)
     ap.add_argument("--dims", default="4,17")
-    ap.add_argument("--only", default="uniform,per,nstep,tree,tokens,mmap")
+    ap.add_argument("--only", default="uniform,per,nstep,tree,tokens,mmap,small")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
     only, dims = set(args.only.split(",")), [int(x) for x in args.dims.split(",")]
     act = {4: 1, 17: 6}
-    rows = []
+    rows, load0 = [], f"{os.getloadavg()[0]:.1f}"
     for d in dims:
         if "uniform" in only: bench_uniform(rows, args.capacity, d, act.get(d, 1), args.repeats)
         if "per" in only: bench_per(rows, args.capacity, d, act.get(d, 1), args.repeats)
+        if "small" in only: bench_small(rows, args.capacity, d, act.get(d, 1), args.repeats)
     parts = {d: bench_pushparts(args.capacity, d, act.get(d, 1), args.repeats) for d in dims} if "pushparts" in only else {}
+    if "push1parts" in only: parts = {d: bench_push1parts(args.capacity, d, act.get(d, 1), args.repeats) for d in dims}
     if "nstep" in only: bench_nstep(rows, args.capacity, args.repeats)
     if "tree" in only: bench_tree(rows, args.capacity, args.repeats)
     if "tokens" in only: bench_tokens(rows, args.repeats)
     if "mmap" in only: bench_mmap(rows, args.capacity, 17, 6, args.repeats)
     print(f"# capacity {args.capacity}, batch {B}, median of {args.repeats} repeats; {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}; rlox {_ver('rlox')}, cpprb {_ver('cpprb')}")
+          f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f} (before: {load0}); rlox {_ver('rlox')}, cpprb {_ver('cpprb')}")
     if rows: print(table(rows, args.markdown))
     if parts: print(parts_table(parts, args.markdown))

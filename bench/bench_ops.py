@@ -16,7 +16,7 @@ import argparse, platform, statistics, time, os
 import numpy as np
 import numba
 from loomnb.ops.returns import gae, gae_kernel, _random_rollout
-from loomnb.ops.vtrace import vtrace
+from loomnb.ops.vtrace import vtrace, vtrace_kernel
 from loomnb.ops.llm import group_advantages, token_kl
 from loomnb.ops.stats import RunningMeanStd
 
@@ -126,6 +126,21 @@ def bench_small(rows, repeats):
     rows.append(("GAE small T=128, N=1 (wrapper)", m["loomnb"], m.get("rlox"), None, "rlox.compute_gae (1-D)"))
     rows.append(("GAE small [T=128] trajectory (wrapper)", m["loomnb [T]"], m.get("rlox"), None, "rlox.compute_gae (1-D)"))
     rows.append(("GAE small T=128, N=1 (raw gae_kernel)", m["raw kernel"], m.get("rlox"), None, "rlox.compute_gae (1-D)"))
+    # 1-D V-trace (T = 1024), rlox's own 1-D call; the plain twin is the [T, N] kernel on a [T, 1] view
+    g, T = np.random.default_rng(7), 1024
+    vr, vv, fvv = g.random(T, dtype=np.float32), g.random(T, dtype=np.float32), np.zeros(T, np.float32)
+    bl, tl = (g.normal(-1, 0.3, T).astype(np.float32) for _ in range(2))
+    vte, vtr = g.random(T) < 0.01, np.zeros(T, bool)
+    lr, dn = tl - bl, vte.astype(np.float32)
+    k2 = [x.reshape(T, 1) for x in (bl, tl, vr, vv, vte, vtr, fvv)]; lv1 = np.full(1, 0.5, np.float32)
+    ov, op = np.empty((T, 1), np.float32), np.empty((T, 1), np.float32)
+    fvt = {"loomnb": lambda: vtrace(bl, tl, vr, vv, vte, vtr, fvv, 0.5, 0.99, 1.0, 1.0),
+          "plain twin": lambda: vtrace_kernel(*k2, lv1, 0.99, 1.0, 1.0, ov, op)}
+    if rlox is not None: fvt["rlox"] = lambda: rlox.compute_vtrace(lr, vr, vv, dn, 0.5, 0.99, 1.0, 1.0)
+    m = compare(fvt, repeats)
+    rows.append(("V-trace small [T=1024] float32 (wrapper)", m["loomnb"], m.get("rlox"), None, "rlox.compute_vtrace (1-D)"))
+    rows.append(("V-trace small [T=1024] float32 (plain twin: vtrace_kernel on [T, 1])", m["plain twin"], m.get("rlox"), None,
+                 "rlox.compute_vtrace (1-D)"))
     # loomnb is single-threaded: its thread CPU time is its own cost, much less disturbed by other load than wall time
     cpu = {k: min(_per_call(fns[k], clock=time.thread_time) for _ in range(repeats)) for k in ("loomnb", "loomnb [T]", "raw kernel")}
     NOTES.append("GAE small-input CPU time per call (thread time, best of {} repeats): wrapper [128, 1] {:.2f} us, "

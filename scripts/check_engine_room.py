@@ -23,8 +23,6 @@ ALLOWED = ("loomnb/fast/", "loomnb/ops/_jit.py", "loomnb/ops/_runtime.py", "loom
 PENDING = {   # module -> where its speed machinery goes (remove the entry when it has moved)
     "loomnb/learner/__init__.py": "the lean Numba runtime (NRT/BLAS/typeof caching) -> loomnb/ops/_runtime.py",
     "loomnb/qnets.py": "hand-written ReLU-MLP/ensemble passes and mixed precision -> loomnb/fast/",
-    "loomnb/buffers/replay.py": "compiled entry points of push/sample -> loomnb/ops/_jit.py",
-    "loomnb/ops/returns.py": "the no-alias compiler pipeline -> loomnb/ops/_jit.py",
     "loomnb/envs/core.py": "the `intrinsic` step-view helpers -> loomnb/ops/_jit.py",
     "loomnb/distributed.py": "the shared-memory gradient exchange (PairExchange, PairGradSync) -> loomnb/fast/",
 }

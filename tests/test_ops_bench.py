@@ -8,3 +8,5 @@ def test_bench_ops_runs():
                          capture_output=True, text=True, timeout=300, cwd=root)
     assert out.returncode == 0, out.stderr
     assert "| GAE small T=128, N=1 (wrapper) |" in out.stdout and "| GRPO advantages 64x8 float64 |" in out.stdout
+    assert "| V-trace small [T=1024] float32 (wrapper) |" in out.stdout
+    assert "| V-trace small [T=1024] float32 (plain twin: vtrace_kernel on [T, 1]) |" in out.stdout

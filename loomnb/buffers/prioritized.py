@@ -8,15 +8,16 @@ Docs: https://loomorg.github.io/loomnb/buffers.prioritized.html.md"""
 from __future__ import annotations
 import math
 import numpy as np
-from numba import njit
+from numba import njit, types
 from ..ops.segment_tree import (K, SumTree, MinTree, sum_min_tree_update, sum_tree_update, min_tree_update,
                                      sum_tree_stratified, sum_tree_find)
-from .replay import ReplayBuffer, ReplayBatch, _check_rng, gather_into
+from ..ops._jit import entry_point, any_layout, njit_lean
+from .replay import ReplayBuffer, ReplayBatch, _check_rng, gather_into, push_one, _REWARD_TYPES, _FLAG_TYPES
 
 # %% auto #0
 __all__ = ['per_sample', 'per_write', 'per_update', 'sum_min_ancestors', 'sum_min_set', 'sum_min_set_changed', 'per_update_into',
-           'power_inplace', 'per_update_fused', 'per_new_slots', 'per_sample_into', 'PrioritizedReplayBuffer',
-           'linear_beta', 'per_reference']
+           'power_inplace', 'per_update_fused', 'per_new_slots', 'per_sample_into', 'sum_min_set_one', 'per_push_one',
+           'PrioritizedReplayBuffer', 'linear_beta', 'per_reference']
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #c005
 @njit(cache=True, nogil=True)
@@ -147,8 +148,50 @@ def per_sample_into(sum_tree, min_tree, offsets, u, beta, O, NO, A, R, TE, TR, D
     for b in range(B): w[b] = math.exp(-beta * math.log(sum_tree[idx[b]] / pmin))
     return t + gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d)
 
+# %% ../../nbs/21a_buffers.prioritized.ipynb #97590bf8
+@njit_lean(cache=True)
+def sum_min_set_one(sum_tree, min_tree, offsets, i, v):
+    "Set leaf `i` to `v` (min tree: +inf where v is 0) and recompute its ancestors in both trees (raw kernel)."
+    sum_tree[i] = v; min_tree[i] = v if v > 0.0 else np.inf
+    p = i // K
+    for l in range(offsets.shape[0] - 2):
+        lo, up = offsets[l], offsets[l + 1]
+        base = lo + p * K; s = 0.0; m = min_tree[base]
+        for c in range(K):
+            s += sum_tree[base + c]; m = min(m, min_tree[base + c])
+        sum_tree[up + p] = s; min_tree[up + p] = m
+        p = p // K
+
+@njit_lean(cache=True)
+def per_push_one(pos, o, no, a, r, te, tr, rec, A, offs, sum_tree, min_tree, toffs, priority, alpha):
+    "`push_one`, then the written slot's priority**alpha into both trees: next position, -1/-2 as `push_one`, -3 bad priority (raw kernel)."
+    if not (priority >= 0.0 and priority < np.inf): return -3
+    p = push_one(pos, o, no, a, r, te, tr, rec, A, offs)
+    if p >= 0: sum_min_set_one(sum_tree, min_tree, toffs, pos, priority ** alpha)
+    return p
+
+_PER_PUSH1_EPS = {}   # (obs dtype, action dtype, action ndim of a batch) -> compiled `per_push_one` entry point
+
+def _per_push1_entry(odt, adt, a_nd):
+    "The compiled `per_push_one` for the argument types `ReplayBuffer.push`'s fast path checks (see `push_one`)."
+    key = (odt, adt, a_nd)
+    ep = _PER_PUSH1_EPS.get(key)
+    if ep is None:
+        a_t = any_layout(adt, 1) if a_nd == 2 else types.int64 if adt.kind in "iu" else types.float64
+        f64, c = types.Array(types.float64, 1, "C"), types.Array(types.int64, 1, "C")
+        sig = (types.int64, any_layout(odt, 1), any_layout(odt, 1), a_t, types.float64, types.boolean, types.boolean,
+               types.Array(types.uint8, 2, "C"), any_layout(adt, 2), c, f64, f64, c, types.float64, types.float64)
+        ep = _PER_PUSH1_EPS[key] = entry_point(per_push_one, sig)
+    return ep
+
 # %% ../../nbs/21a_buffers.prioritized.ipynb #c012
 _I64, _TD_DTYPES = np.dtype(np.int64), (np.dtype(np.float64), np.dtype(np.float32))
+_PRIO_TYPES = (float, int, np.float64, np.float32)
+
+def _check_priority(x):
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)) or not 0 <= x < np.inf:
+        raise ValueError(f"`priority` must be a finite number >= 0 (or None: the running max priority), got {x!r}")
+    return float(x)
 
 def _check_unit(x, name):
     if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)) or not 0 <= x <= 1:
@@ -183,16 +226,59 @@ class PrioritizedReplayBuffer(ReplayBuffer):
     @beta.setter
     def beta(self, value): self._beta = _check_unit(value, "beta")
 
+    _per1 = None   # the fast single push's compiled entry point, resolved on first use
+
+    def __getstate__(self):
+        st = super().__getstate__(); st.pop("_per1", None)   # compiled entry points do not pickle
+        return st
+
+    def push(self, obs, action, reward, next_obs, terminated, truncated, discount=None,
+             priority: float|None=None): # Raw priority (>= 0, as `update_priorities(priorities=)`); None: the running max
+        "Store one transition at `priority`: the write and the tree update in one compiled call."
+        f = self._push1       # the fast path: the checks of `ReplayBuffer.push`, then `per_push_one`
+        if f is not None and discount is None:
+            ep, odt, adt, acts, rec, A, offs, cap, hook = f
+            try:
+                ok = (obs.dtype is odt and next_obs.dtype is odt and obs.ndim == 1 and next_obs.ndim == 1
+                      and type(reward) in _REWARD_TYPES and type(terminated) in _FLAG_TYPES and type(truncated) in _FLAG_TYPES
+                      and (action.dtype is adt and action.ndim == 1 if acts is None else type(action) in acts)
+                      and (priority is None or type(priority) in _PRIO_TYPES))
+            except AttributeError: ok = False
+            if ok:
+                pep = self._per1 or self._per1_entry()
+                start, pr = self.pos, self.max_priority if priority is None else priority
+                try: p = pep(start, obs, next_obs, action, reward, terminated, truncated, rec, A, offs,
+                             self._st, self._mt, self._off, pr, self.alpha)
+                except TypeError: p = -4     # ndarray-like attributes on something that is not an ndarray
+                if p >= 0:
+                    self.pos = p
+                    if self.size != cap: self.size += 1
+                    if pr > self.max_priority: self.max_priority = pr
+                    return
+        # the validated route (and the fast path's plain twin): the priority first, then the transition, then its priority
+        if priority is not None: priority = _check_priority(priority)
+        start = self.pos
+        super().push(obs, action, reward, next_obs, terminated, truncated, discount)
+        if priority is not None: self.update_priorities(np.array([start]), priorities=np.array([priority]))
+
+    def _per1_entry(self):
+        self._per1 = _per_push1_entry(self.obs_dtype, self.action_dtype, self._a_nd)
+        return self._per1
+
     def _on_write(self, start, B, cap):
         "New slots enter at the running max priority."
         per_new_slots(self._st, self._mt, self._off, start, B, cap, self.max_priority ** self.alpha)
 
-    def sample(self, batch_size: int, rng: np.random.Generator|int|None=None, beta: float|None=None) -> ReplayBatch:
+    def sample(self, batch_size: int, # Number of transitions
+               rng: np.random.Generator|int|None=None, # Generator to draw from (an int: a fresh one seeded with it); None: `self.rng`
+               beta: float|None=None, # Overrides `self.beta` for this call
+               *, seed: int|None=None, # Draw from a fresh generator seeded with `seed`; `self.rng` is left as it is
+              ) -> ReplayBatch:
         "Stratified prioritized sample with IS weights (`beta` overrides `self.beta` for this call)."
         if type(batch_size) is not int or not 0 < batch_size <= self.size: self._check_batch(batch_size)
         if not self._st[self._off[-2]] > 0: raise ValueError("`batch_size`: every stored priority is 0, nothing to sample")
         b = self._beta if beta is None else _check_unit(beta, "beta")
-        u = (rng if type(rng) is np.random.Generator else _check_rng(rng, self.rng)).random(batch_size)
+        u = (rng if type(rng) is np.random.Generator and seed is None else _check_rng(rng, self.rng, seed)).random(batch_size)
         B = batch_size
         idx, w = np.empty(B, np.int64), np.empty(B, np.float32)
         if not self._fast_gather:     # memory-saving mode: indices and weights here, rows through _gather

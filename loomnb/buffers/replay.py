@@ -10,8 +10,9 @@ import json, math, os, tempfile, zipfile
 from pathlib import Path
 from typing import NamedTuple
 import numpy as np
-from numba import njit, types, from_dtype, typeof
+from numba import njit, types, typeof
 from numba.extending import overload
+from ..ops._jit import entry_point, any_layout, njit_lean
 
 # %% auto #0
 __all__ = ['ReplayBatch', 'ring_write', 'gather_rows', 'uniform_indices', 'sample_rows', 'touch_rows', 'gather_into',
@@ -64,9 +65,17 @@ _BOOL = np.dtype(np.bool_)
 _REWARD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))   # taken as they are by the fast push paths
 _REWARD_TYPES, _FLAG_TYPES = (float, np.float64, np.float32), (bool, np.bool_)
 
-def _check_rng(rng, default):
+def _check_rng(rng, default, seed=None):
+    "The generator a sample draws from: `rng` (a Generator or an int seed), a fresh one seeded with `seed`, else `default`."
+    if seed is not None:
+        if rng is not None: raise ValueError(f"`seed`: pass either `rng` or `seed`, not both (got rng={rng!r}, seed={seed!r})")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"`seed` must be a non-negative int or None, got {seed!r}")
+        return np.random.default_rng(int(seed))
     if rng is None: return default
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool): return np.random.default_rng(int(rng))
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        if rng < 0: raise ValueError(f"`rng` as an int seed must be >= 0, got {rng!r}")
+        return np.random.default_rng(int(rng))
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"`rng` must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
     return rng
@@ -156,7 +165,7 @@ def gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d):
         for b in range(B): d[b] = D[idx[b]]
     return s
 
-@njit(cache=True, nogil=True, _nrt=False)   # no runtime: its 18 array arguments unbox without a MemInfo each
+@njit_lean(cache=True, nogil=True)   # no runtime: its 18 array arguments unbox without a MemInfo each
 def sample_into(u, size, O, NO, A, R, TE, TR, D, idx, o, no, a, r, te, tr, d, w):
     "Slots floor(u * size) into `idx`, ones into `w`, then `gather_into` (one dispatch per sample) (raw kernel)."
     for b in range(u.shape[0]):
@@ -182,7 +191,7 @@ def push_rows(pos, o, no, a, r, te, tr, O, NO, A, R, TE, TR):
         if j == cap: j = 0
     return j
 
-@njit(cache=True, _nrt=False)   # no Numba runtime: array arguments unbox without a refcounted MemInfo each; holds the GIL
+@njit_lean(cache=True)   # no Numba runtime: array arguments unbox without a refcounted MemInfo each; holds the GIL
 def push_rec(pos, o, no, a, r, te, tr, rec, offs):
     "`push_rows` into the byte record `rec` (offs: action column, reward column, terminated byte, Do, Da): next position or -1/-2/-3 (raw kernel)."
     B, cap, Do, Da = r.shape[0], rec.shape[0], offs[3], offs[4]
@@ -233,15 +242,6 @@ def _put_row_nb(A, j, a):
     def put_scalar(A, j, a): A[j, 0] = a
     return put_scalar
 
-def _entry_point(kernel, sig):
-    "The compiled `kernel` for the exact types `sig`, callable without type dispatch (where this Numba has none: `kernel`)."
-    try: kernel.compile(sig); return kernel.overloads[sig].entry_point
-    except Exception: return kernel
-
-def _any_layout(dt, nd):
-    "Numba type of an `nd`-dim array of dtype `dt` with any strides ('A' layout)."
-    return types.Array(from_dtype(dt), nd, "A")
-
 _PUSH_EPS = {}   # (obs dtype, action dtype, action ndim, reward dtype) -> compiled `push_rec` entry point
 
 def _push_entry(odt, adt, a_nd, rdt):
@@ -249,23 +249,37 @@ def _push_entry(odt, adt, a_nd, rdt):
     key = (odt, adt, a_nd, rdt)
     ep = _PUSH_EPS.get(key)
     if ep is None:
-        arr = _any_layout
+        arr = any_layout
         sig = (types.int64, arr(odt, 2), arr(odt, 2), arr(adt, a_nd), arr(rdt, 1), arr(_BOOL, 1), arr(_BOOL, 1),
                types.Array(types.uint8, 2, "C"), types.Array(types.int64, 1, "C"))
-        ep = _PUSH_EPS[key] = _entry_point(push_rec, sig)
+        ep = _PUSH_EPS[key] = entry_point(push_rec, sig)
     return ep
 
-@njit(cache=True, _nrt=False)   # like push_rec: no runtime, holds the GIL
-def push_one(pos, o, no, a, r, te, tr, O, NO, A, R, TE, TR):
-    "Check, then write one transition (`a`: a [Da] row or a scalar) at `pos`: next position, or -1 shapes / -2 reward (raw kernel)."
-    Do = O.shape[1]
-    if o.shape[0] != Do or no.shape[0] != Do or _row_len(a) != A.shape[1]: return -1
+@njit_lean(cache=True)   # like push_rec: no runtime, holds the GIL
+def push_one(pos, o, no, a, r, te, tr, rec, A, offs):
+    "Check, then write one transition into the byte record `rec` (`a`: a [Da] row or a scalar, through the action view `A`; `offs` as `push_rec`'s): next position, or -1 shapes / -2 reward (raw kernel)."
+    Do = offs[3]
+    if o.shape[0] != Do or no.shape[0] != Do or _row_len(a) != offs[4]: return -1
     if not np.isfinite(r): return -2
-    for k in range(Do): O[pos, k] = o[k]
-    for k in range(Do): NO[pos, k] = no[k]
+    ro, rr = rec.view(o.dtype), rec.view(np.float32)
+    for k in range(Do): ro[pos, k] = o[k]
+    for k in range(Do): ro[pos, Do + k] = no[k]
     _put_row(A, pos, a)
-    R[pos] = r; TE[pos] = te; TR[pos] = tr
-    return pos + 1 if pos + 1 < O.shape[0] else 0
+    rr[pos, offs[1]] = r; rec[pos, offs[2]] = te; rec[pos, offs[2] + 1] = tr
+    return pos + 1 if pos + 1 < rec.shape[0] else 0
+
+_PUSH1_EPS, _PUSH1_SIGS = {}, {}   # (obs dtype, action dtype, action ndim of a batch) -> compiled `push_one` entry point, its signature
+
+def _push1_entry(odt, adt, a_nd):
+    "The compiled `push_one` for 'A'-layout 1-D observations and a [Da] row (a_nd 2) or an int64/float64 scalar action (a_nd 1)."
+    key = (odt, adt, a_nd)
+    ep = _PUSH1_EPS.get(key)
+    if ep is None:
+        a_t = any_layout(adt, 1) if a_nd == 2 else types.int64 if adt.kind in "iu" else types.float64
+        sig = (types.int64, any_layout(odt, 1), any_layout(odt, 1), a_t, types.float64, types.boolean, types.boolean,
+               types.Array(types.uint8, 2, "C"), any_layout(adt, 2), types.Array(types.int64, 1, "C"))
+        _PUSH1_SIGS[key] = sig; ep = _PUSH1_EPS[key] = entry_point(push_one, sig)
+    return ep
 
 # %% ../../nbs/21_buffers.replay.ipynb #c016
 def _record_offsets(obs_shape, obs_dtype, has_next, action_shape, action_dtype, store_discounts):
@@ -357,6 +371,16 @@ class ReplayBuffer:
         k = self.action_dtype.kind                                     # scalar actions the single-push kernel takes
         self._act_types = (() if self._a_nd != 1 else (int, np.int64, np.int32) if k in "iu" else
                            (float, int, np.float64, np.float32, np.int64, np.int32) if k == "f" else ())
+        self._set_push1()
+
+    _push1 = None   # the single push's fast-path facts; None where it does not apply
+
+    def _set_push1(self):
+        "(entry point or None until first use, obs dtype, action dtype, scalar action types or None, record, action view, offsets, capacity, hook)."
+        acts = None if self._a_nd == 2 else self._act_types
+        if not self._fast_push or acts == (): self._push1 = None; return
+        ep = _PUSH1_EPS.get((self.obs_dtype, self.action_dtype, self._a_nd))
+        self._push1 = (ep, self.obs_dtype, self.action_dtype, acts, self._rec, self._a2, self._push_offs, self.capacity, self._hook)
 
     def _push_entry(self, w):
         "Resolve (once) the compiled `push_rec` for reward dtype number `w`."
@@ -371,7 +395,7 @@ class ReplayBuffer:
         if "_rec" in st:
             for k in self._VIEWS: st.pop(k, None)
         st["_push_eps"] = [None] * len(_REWARD_DTYPES)   # compiled entry points do not pickle; resolved again on use
-        st.pop("_push_fp", None); st.pop("_sample_ep", None); st.pop("_push1_ep", None)
+        st.pop("_push_fp", None); st.pop("_sample_ep", None); st.pop("_push1", None)
         return st
 
     def __setstate__(self, st):
@@ -380,6 +404,7 @@ class ReplayBuffer:
             self._build_views()
             if "_push_keys" in st:
                 self._push_fp = (*self._push_keys, self._push_eps, self._rec, self._push_offs, self.capacity, self._hook)
+                self._set_push1()
 
     def __len__(self): return self.size
     def __repr__(self):
@@ -388,20 +413,24 @@ class ReplayBuffer:
 
     def push(self, obs, action, reward, next_obs, terminated, truncated, discount=None):
         "Store one transition (`discount`: the gamma^k bootstrap factor, only with `store_discounts`)."
-        nd, odt = np.ndarray, self.obs_dtype
-        if (self._fast_push and type(obs) is nd and type(next_obs) is nd and obs.dtype is odt and next_obs.dtype is odt
-                and obs.ndim == 1 and next_obs.ndim == 1 and type(reward) in _REWARD_TYPES
-                and type(terminated) in _FLAG_TYPES and type(truncated) in _FLAG_TYPES
-                and (type(action) in self._act_types if self._a_nd == 1 else
-                     type(action) is nd and action.dtype is self.action_dtype and action.ndim == 1)):
-            start = self.pos
-            p = (self._push1_ep or self._push1_entry)(start, obs, next_obs, action, reward, terminated, truncated,
-                                                      self._o2, self._no2, self._a2, self.rewards, self.terminated, self.truncated)
-            if p >= 0:
-                self.pos = p
-                if self.size < self.capacity: self.size += 1
-                if self._hook: self._on_write(start, 1, self.capacity)
-                return
+        f = self._push1       # the fast path: exact dtypes and ndims checked here, then one compiled call
+        if f is not None and discount is None:
+            ep, odt, adt, acts, rec, A, offs, cap, hook = f
+            try:  # the entry point checks no dtype or ndim itself (a wrong ndim would write past its array descriptor)
+                ok = (obs.dtype is odt and next_obs.dtype is odt and obs.ndim == 1 and next_obs.ndim == 1
+                      and type(reward) in _REWARD_TYPES and type(terminated) in _FLAG_TYPES and type(truncated) in _FLAG_TYPES
+                      and (action.dtype is adt and action.ndim == 1 if acts is None else type(action) in acts))
+            except AttributeError: ok = False
+            if ok:
+                if ep is None: ep = _push1_entry(odt, adt, self._a_nd); self._set_push1()
+                start = self.pos
+                try: p = ep(start, obs, next_obs, action, reward, terminated, truncated, rec, A, offs)
+                except TypeError: p = -1      # ndarray-like attributes on something that is not an ndarray
+                if p >= 0:                    # else bad shapes or reward: nothing written, the validated path raises
+                    self.pos = p
+                    if self.size != cap: self.size += 1
+                    if hook: self._on_write(start, 1, cap)
+                    return
         if discount is None and not self.optimize_memory and not self.store_discounts and self._push_one(
                 obs, action, reward, next_obs, terminated, truncated): return
         d = None if discount is None else np.asarray(discount)[None]
@@ -507,10 +536,13 @@ class ReplayBuffer:
 
     def _on_write(self, start, B, cap): "Hook for subclasses: slots (start + arange(B)) % cap were just written."
 
-    def sample(self, batch_size: int, rng: np.random.Generator|int|None=None) -> ReplayBatch:
-        "Draw `batch_size` transitions uniformly (with replacement) using `rng`."
+    def sample(self, batch_size: int, # Number of transitions, drawn with replacement
+               rng: np.random.Generator|int|None=None, # Generator to draw from (an int: a fresh one seeded with it); None: `self.rng`
+               *, seed: int|None=None, # Draw from a fresh generator seeded with `seed` (as rlox's `sample(batch_size, seed=)`); `self.rng` is left as it is
+              ) -> ReplayBatch:
+        "Draw `batch_size` transitions uniformly (with replacement) using `rng`, a fresh generator seeded with `seed`, or `self.rng`."
         if type(batch_size) is not int or not 0 < batch_size <= self.size: self._check_batch(batch_size)
-        u = (rng if type(rng) is np.random.Generator else _check_rng(rng, self.rng)).random(batch_size)
+        u = (rng if type(rng) is np.random.Generator and seed is None else _check_rng(rng, self.rng, seed)).random(batch_size)
         if not self._fast_gather:
             return self._gather(uniform_indices(u, self.size), np.ones(batch_size, np.float32))
         B = batch_size
@@ -520,21 +552,12 @@ class ReplayBuffer:
                                                 self.truncated, self._d, idx, o2, no2, a2, r, te, tr, d, w)
         return ReplayBatch(o, a, r, no, te, tr, w, idx, d if self.store_discounts else None)
 
-    _sample_ep = _push1_ep = None
-
-    def _push1_entry(self, *args):
-        "Call `push_one`, resolving (once per buffer) its entry point: 'A'-layout 1-D obs, the action type `push` checked, storage types."
-        arr = _any_layout
-        a_t = (arr(self.action_dtype, 1) if self._a_nd == 2 else types.int64 if self.action_dtype.kind in "iu" else types.float64)
-        sig = (types.int64, arr(self.obs_dtype, 1), arr(self.obs_dtype, 1), a_t, types.float64, types.boolean, types.boolean,
-               *(typeof(x) for x in args[7:]))
-        self._push1_ep = _entry_point(push_one, sig)
-        return self._push1_ep(*args)
+    _sample_ep = None
 
     def _sample_entry(self, *args):
         "Call `sample_into`, resolving (once per buffer) its compiled entry point for the types of this buffer's arrays."
         sig = tuple(typeof(x) for x in args)   # the storage views and `_outputs`' arrays: the same types on every call
-        self._sample_ep = _entry_point(sample_into, sig)
+        self._sample_ep = entry_point(sample_into, sig)
         return self._sample_ep(*args)
 
     def _outputs(self, B):

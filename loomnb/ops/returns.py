@@ -10,9 +10,7 @@ import numbers
 import numpy as np
 from numba import njit, types as nbt
 from numba.extending import overload
-from numba.core.compiler import CompilerBase, DefaultPassBuilder
-from numba.core.compiler_machinery import FunctionPass, register_pass
-from numba.core.untyped_passes import TranslateByteCode
+from ._jit import sigs, njit_on_first_call, njit_noalias, NoAliasCompiler
 
 # %% auto #0
 __all__ = ['gae_ref', 'gae_kernel', 'gae', 'lambda_returns_ref', 'lambda_returns_kernel', 'lambda_returns',
@@ -58,29 +56,7 @@ def _check_rollout(fn, rewards, values, terminated, truncated, final_values, las
     return _arr(fn, "last_values", last_values, dt, s[1:])
 
 # %% ../../nbs/10_ops.returns.ipynb #c009
-def _sigs(ret, pattern):
-    "Numba signatures for float32 and float64: `pattern` letters F=[T,N] float, B=[T,N] bool, L=[N] float, f=float64 scalar, i=int64; `ret` is a type or a function of the F type."
-    out = []
-    for ft in (nbt.float32, nbt.float64):
-        m = dict(F=ft[:, ::1], B=nbt.boolean[:, ::1], L=ft[::1], f=nbt.float64, i=nbt.int64)
-        m1 = dict(F=ft[::1], B=nbt.boolean[::1], L=nbt.float64, f=nbt.float64, i=nbt.int64)
-        for mm in (m, m1):
-            rt = ret if isinstance(ret, nbt.Type) else ret(mm["F"])
-            out.append(rt(*[mm[c] for c in pattern]))
-    return out
-
-def _njit_on_first_call(sigs, **kw):
-    "Like `njit(sigs, cache=True, **kw)`, but compiled on the first call (importing stays fast); the module global is then rebound to the compiled dispatcher, so later calls go straight to it."
-    def deco(py_func):
-        compiled = []
-        def first_call(*args):  # also serves references taken before the first call, without recompiling
-            if not compiled:
-                compiled.append(njit(sigs, cache=True, **kw)(py_func))
-                py_func.__globals__[py_func.__name__] = compiled[0]
-            return compiled[0](*args)
-        first_call.__name__, first_call.__doc__ = py_func.__name__, py_func.__doc__
-        return first_call
-    return deco
+_njit_on_first_call = njit_on_first_call   # the name ops.llm imports
 
 # %% ../../nbs/10_ops.returns.ipynb #c011
 def gae_ref(rewards, values, terminated, truncated, final_values, last_values, gamma, lam):
@@ -108,30 +84,8 @@ def _like_impl(x, arr):
     dt = arr.dtype
     return lambda x, arr: dt(x)
 
-# %% ../../nbs/10_ops.returns.ipynb #c015
-@register_pass(mutates_CFG=False, analysis_only=True)
-class _SetNoAlias(FunctionPass):
-    "Compiler pass: mark the array arguments of the function being compiled `noalias` for LLVM."
-    _name = "loomnb_set_noalias"
-    def __init__(self): FunctionPass.__init__(self)
-    def run_pass(self, state):
-        state.flags.noalias = True
-        return False
-
-class _NoAliasCompiler(CompilerBase):
-    "Numba's nopython pipeline plus `_SetNoAlias`."
-    def define_pipelines(self):
-        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
-        pm.add_pass_after(_SetNoAlias, TranslateByteCode)
-        pm.finalize()
-        return [pm]
-
-def _njit_noalias(**kw):
-    "`njit(cache=True, **kw)` with noalias array arguments: the caller promises that written arrays overlap no other argument."
-    return njit(cache=True, pipeline_class=_NoAliasCompiler, **kw)
-
 # %% ../../nbs/10_ops.returns.ipynb #c016
-@_njit_noalias(fastmath={'contract'}, inline='always')
+@njit_noalias(fastmath={'contract'}, inline='always')
 def _gae_rows(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
     "GAE on `[T, N]` rows, env loop innermost (vectorised); outputs must not overlap inputs."
     T, N = rewards.shape
@@ -170,7 +124,7 @@ def _ix_set_impl(x, t, val):
         def impl(x, t, val): x[t, 0] = val
     return impl
 
-@_njit_noalias(fastmath={'contract'}, inline='always')
+@njit_noalias(fastmath={'contract'}, inline='always')
 def _gae_single(rewards, values, terminated, truncated, final_values, last_value, gamma, lam, out_adv, out_ret):
     "GAE loop for one env ([T] or [T, 1] arrays, scalar `last_value`): the carry and next value stay in registers."
     T = rewards.shape[0]
@@ -186,7 +140,7 @@ def _gae_single(rewards, values, terminated, truncated, final_values, last_value
         _ix_set(out_ret, t, carry + vt)
         vn = vt
 
-@_njit_noalias(fastmath={'contract'})
+@njit_noalias(fastmath={'contract'})
 def gae_kernel(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
     "Raw GAE on `[T, N]` C-contiguous arrays, written into `out_adv`/`out_ret` (which must not overlap the inputs); no validation (see `gae`)."
     if rewards.shape[0] == 0: return
@@ -236,7 +190,7 @@ def _lv_ok_impl(rewards, last_values):
 # %% ../../nbs/10_ops.returns.ipynb #c023
 _OFFSET_MIN_BYTES = 1 << 15  # outputs smaller than this are allocated plainly
 
-@_njit_on_first_call(_sigs(lambda F: nbt.Tuple((F, F)), "FF"))
+@njit_on_first_call(sigs(lambda F: nbt.Tuple((F, F)), "FF"))
 def _outputs(rewards, values):
     "Two uninitialised arrays like `rewards`, 64-byte aligned and away from `values` modulo 4 KiB (no 4K aliasing)."
     n, isz = rewards.size, rewards.itemsize
@@ -249,7 +203,7 @@ def _outputs(rewards, values):
     return buf[o1:o1 + n].reshape(rewards.shape), buf[o2:o2 + n].reshape(rewards.shape)
 
 # %% ../../nbs/10_ops.returns.ipynb #c024
-@_njit_on_first_call(_sigs(nbt.int64, "FFBBFLffFF"), pipeline_class=_NoAliasCompiler, fastmath={'contract'})
+@njit_on_first_call(sigs(nbt.int64, "FFBBFLffFF"), pipeline_class=NoAliasCompiler, fastmath={'contract'})
 def _gae_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
     "Shape/range checks (error code) then the GAE loop; compiled for [T, N] and [T] inputs; outputs must not overlap inputs."
     if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0): return 1
@@ -330,7 +284,7 @@ def lambda_returns_kernel(rewards, values, terminated, truncated, final_values, 
             out[t, n] = rewards[t, n] + gamma * (1.0 - terminated[t, n]) * ((1.0 - lam) * nv + lam * nxt)
 
 # %% ../../nbs/10_ops.returns.ipynb #c041
-@_njit_on_first_call(_sigs(nbt.int64, "FFBBFLffF"))
+@njit_on_first_call(sigs(nbt.int64, "FFBBFLffF"))
 def _lambda_returns_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out):
     "Checks (error code) then `lambda_returns_kernel`."
     if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0): return 1
@@ -389,7 +343,7 @@ def discounted_returns_kernel(rewards, terminated, truncated, final_values, last
             out[t, n] = rewards[t, n] + gamma * (1.0 - terminated[t, n]) * nxt
 
 # %% ../../nbs/10_ops.returns.ipynb #c047
-@_njit_on_first_call(_sigs(nbt.int64, "FBBFLfF"))
+@njit_on_first_call(sigs(nbt.int64, "FBBFLfF"))
 def _discounted_returns_checked(rewards, terminated, truncated, final_values, last_values, gamma, out):
     "Checks (error code) then `discounted_returns_kernel`."
     if not (0.0 <= gamma <= 1.0): return 1
@@ -456,7 +410,7 @@ def nstep_returns_kernel(rewards, values, terminated, truncated, final_values, l
             elif k == T - 1: out[t, e] = g + disc * last_values[e]
             else: out[t, e] = g + disc * values[k + 1, e]
 
-@_njit_on_first_call(_sigs(nbt.int64, "FFBBFLfiF"))
+@njit_on_first_call(sigs(nbt.int64, "FFBBFLfiF"))
 def _nstep_returns_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, n, out):
     "Checks (error code) then `nstep_returns_kernel`."
     if not (0.0 <= gamma <= 1.0) or n < 1: return 1

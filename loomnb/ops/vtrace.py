@@ -10,7 +10,8 @@ import numbers
 import numpy as np
 from numba import njit, types as nbt
 from numba.extending import overload
-from .returns import _arr, _check_rollout, _unit, _sigs, _as2d, _lv, _shapes_ok, _like, _njit_on_first_call, _njit_noalias, _NoAliasCompiler
+from .returns import _arr, _check_rollout, _unit, _as2d, _lv, _shapes_ok, _like, _ix, _ix_set, _first
+from ._jit import sigs, njit_on_first_call, njit_noalias, NoAliasCompiler
 
 # %% auto #0
 __all__ = ['vtrace_ref', 'vtrace_kernel', 'vtrace']
@@ -79,7 +80,7 @@ def _exp_array(x, out):
     for i in range(x.shape[0]): out[i] = _exp(x[i])
 
 # %% ../../nbs/11_ops.vtrace.ipynb #c011
-@_njit_noalias(inline='always')
+@njit_noalias(inline='always')
 def vtrace_kernel(behaviour_logp, target_logp, rewards, values, terminated, truncated, final_values, last_values,
                   gamma, rho_bar, c_bar, out_vs, out_pg):
     "Raw V-trace on `[T, N]` C-contiguous arrays, written into `out_vs`/`out_pg` (which must not overlap the inputs); no validation (see `vtrace`)."
@@ -104,17 +105,46 @@ def vtrace_kernel(behaviour_logp, target_logp, rewards, values, terminated, trun
             carry[n] = a
             out_vs[t, n] = v + a
 
+# %% ../../nbs/11_ops.vtrace.ipynb #426e9952
+@njit_noalias(inline='always')
+def _vtrace_single(behaviour_logp, target_logp, rewards, values, terminated, truncated, final_values, last_value,
+                   gamma, rho_bar, c_bar, out_vs, out_pg):
+    "V-trace for one env ([T] or [T, 1] arrays, scalar `last_value`): ratios first (vectorised), then the carry in registers."
+    T = rewards.shape[0]
+    g, rb, cb, z = _like(gamma, rewards), _like(rho_bar, rewards), _like(c_bar, rewards), _like(0.0, rewards)
+    for t in range(T):                              # pass 1: rho_t into out_pg, c_t into out_vs
+        ratio = _exp(_ix(target_logp, t) - _ix(behaviour_logp, t))
+        _ix_set(out_pg, t, min(rb, ratio)); _ix_set(out_vs, t, min(cb, ratio))
+    vn = _like(last_value, rewards); carry = z      # V(x_{t+1}) and v_{t+1} - V(x_{t+1})
+    for t in range(T - 1, -1, -1):                  # pass 2: backwards, the outputs overwrite the ratios
+        rho = _ix(out_pg, t); c = _ix(out_vs, t)
+        f = _ix(final_values, t); v = _ix(values, t); r = _ix(rewards, t)
+        te = _ix(terminated, t); tr = _ix(truncated, t)
+        nxt = f if tr else vn + carry
+        nxt = z if te else nxt
+        nv = f if tr else vn
+        nv = z if te else nv
+        d = rho * (r + g * nv - v)                  # off the chain
+        carry = d if (te | tr) else d + g * c * carry
+        _ix_set(out_pg, t, rho * (r + g * nxt - v))
+        _ix_set(out_vs, t, v + carry)
+        vn = v
+
 # %% ../../nbs/11_ops.vtrace.ipynb #c012
-@_njit_on_first_call(_sigs(nbt.int64, "FFFFBBFLfffFF"), pipeline_class=_NoAliasCompiler)
+@njit_on_first_call(sigs(nbt.int64, "FFFFBBFLfffFF"), pipeline_class=NoAliasCompiler)
 def _vtrace_checked(behaviour_logp, target_logp, rewards, values, terminated, truncated, final_values, last_values,
                     gamma, rho_bar, c_bar, out_vs, out_pg):
     "Shape/range checks (error code) then `vtrace_kernel`; compiled for [T, N] and [T] inputs; outputs must not overlap inputs."
     if not (0.0 <= gamma <= 1.0 and rho_bar > 0.0 and c_bar > 0.0): return 1
     if behaviour_logp.shape != rewards.shape or target_logp.shape != rewards.shape: return 1
     if not _shapes_ok(rewards, values, terminated, truncated, final_values, last_values): return 1
-    vtrace_kernel(_as2d(behaviour_logp), _as2d(target_logp), _as2d(rewards), _as2d(values), _as2d(terminated),
-                  _as2d(truncated), _as2d(final_values), _lv(rewards, last_values), gamma, rho_bar, c_bar,
-                  _as2d(out_vs), _as2d(out_pg))
+    if rewards.ndim == 1 or rewards.shape[-1] == 1:   # one env: the two-pass loop
+        _vtrace_single(behaviour_logp, target_logp, rewards, values, terminated, truncated, final_values,
+                       _first(last_values), gamma, rho_bar, c_bar, out_vs, out_pg)
+    else:
+        vtrace_kernel(_as2d(behaviour_logp), _as2d(target_logp), _as2d(rewards), _as2d(values), _as2d(terminated),
+                      _as2d(truncated), _as2d(final_values), _lv(rewards, last_values), gamma, rho_bar, c_bar,
+                      _as2d(out_vs), _as2d(out_pg))
     return 0
 
 # %% ../../nbs/11_ops.vtrace.ipynb #c013

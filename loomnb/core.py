@@ -6,14 +6,14 @@ Docs: https://loomorg.github.io/loomnb/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #c002
 from __future__ import annotations
-import dataclasses, difflib, os, platform, random, subprocess, sys, types, typing
+import contextlib, dataclasses, difflib, os, platform, random, subprocess, sys, tempfile, types, typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 import numpy as np
 import numba
 
 # %% auto #0
-__all__ = ['seed_everything', 'get_device', 'did_you_mean', 'ConfigError', 'Config', 'git_info', 'run_info']
+__all__ = ['seed_everything', 'get_device', 'did_you_mean', 'atomic_write', 'ConfigError', 'Config', 'git_info', 'run_info']
 
 # %% ../nbs/00_core.ipynb #c005
 @numba.njit(cache=True)
@@ -60,6 +60,37 @@ def did_you_mean(name: str, options, n: int=3) -> str:
     "A ' Did you mean ...?' suffix listing the options closest to `name` (empty if none is close)."
     close = difflib.get_close_matches(str(name), [str(o) for o in options], n=n, cutoff=0.5)
     return f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+
+# %% ../nbs/00_core.ipynb #sec002
+def _umask() -> int:
+    m = os.umask(0); os.umask(m); return m
+_UMASK = _umask()  # read once: new files get the usual 0o666 & ~umask mode (mkstemp would make them 0o600)
+
+def _fsync_dir(d: Path):
+    try: fd = os.open(d, os.O_RDONLY)
+    except OSError: return  # platforms without directory handles
+    try: os.fsync(fd)
+    except OSError: pass
+    finally: os.close(fd)
+
+@contextlib.contextmanager
+def atomic_write(path, # Final file; missing parent folders are created
+                 mode: str="wb", # "wb" (bytes) or "w" (UTF-8 text)
+                ):
+    "Context manager: a file open on a temporary sibling of `path`, fsynced and renamed over `path` on success, removed on error."
+    if mode not in ("wb", "w"): raise ValueError(f"atomic_write: `mode` must be 'wb' or 'w', got {mode!r}")
+    p = Path(path); p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8", "newline": ""})) as f:
+            yield f
+            f.flush(); os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError): os.remove(tmp)
+        raise
+    _fsync_dir(p.parent)
 
 # %% ../nbs/00_core.ipynb #c016
 class ConfigError(ValueError):
@@ -142,16 +173,23 @@ class Config:
         "YAML text of the config; also written to `path` when given."
         import yaml
         txt = yaml.safe_dump(self.to_dict(), sort_keys=False)
-        if path is not None: Path(path).write_text(txt)
+        if path is not None:
+            with atomic_write(path, "w") as f: f.write(txt)
         return txt
 
     @classmethod
     def from_yaml(cls, path_or_text):
-        "Load from a YAML file path or YAML text."
+        "Load from a YAML file path or YAML text (`yaml.safe_load`: tags that build Python objects are refused)."
         import yaml
         p = Path(str(path_or_text))
-        txt = p.read_text() if "\n" not in str(path_or_text) and p.exists() else str(path_or_text)
-        d = yaml.safe_load(txt) or {}
+        is_file = "\n" not in str(path_or_text) and p.exists()
+        where = repr(str(p)) if is_file else "YAML text"
+        try: d = yaml.safe_load(p.read_text() if is_file else str(path_or_text)) or {}
+        except (yaml.YAMLError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{cls.__name__}.from_yaml: {where} is not a plain YAML mapping "
+                              f"(only safe YAML is read; Python tags are refused): {str(e).splitlines()[0]}") from None
+        if not isinstance(d, dict):
+            raise ConfigError(f"{cls.__name__}.from_yaml: {where} holds a {type(d).__name__}, expected a mapping of config fields")
         return cls.from_dict(d)
 
     @classmethod

@@ -541,26 +541,37 @@ def save_distributed(path, # File to write (on rank 0)
     if _is_dist():  # tensors inside objects are serialised with torch.save first (all_gather_object cannot pickle storages)
         buf = io.BytesIO(); torch.save(rank_state, buf)
         blobs = [None] * dist.get_world_size(); dist.all_gather_object(blobs, buf.getvalue())
-        states = [torch.load(io.BytesIO(b), map_location="cpu", weights_only=False) for b in blobs] if is_main_process() else []
+        states = [torch.load(io.BytesIO(b), map_location="cpu", weights_only=True) for b in blobs] if is_main_process() else []
     if is_main_process():
-        path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        torch.save({"format": "loomnb.distributed/1", "world_size": len(states), "shared": shared, "ranks": states}, tmp)
-        os.replace(tmp, path)
+        from loomnb.core import atomic_write
+        from loomnb.learner import checkpoint_digest
+        ck = {"format": "loomnb.distributed/1", "world_size": len(states), "shared": shared, "ranks": states}
+        ck["digest"] = checkpoint_digest(ck)
+        with atomic_write(path) as f: torch.save(ck, f)
     barrier()
 
 def load_distributed(path, # File written by `save_distributed`
                      rank: int | None = None, # Rank to load for (default: this process's rank)
                     ) -> tuple[dict, dict | None, int]: # shared state, this rank's state or None, saved world size
     "Read a distributed checkpoint for one rank; a rank the saved job did not have gets `None`."
+    from loomnb.learner import CheckpointError, checkpoint_digest
     path = Path(path)
     if not path.exists(): raise FileNotFoundError(f"load_distributed: no checkpoint at {str(path)!r}")
-    ck = torch.load(path, map_location="cpu", weights_only=False)  # trusted file written by save_distributed
+    try: ck = torch.load(path, map_location="cpu", weights_only=True)  # tensors and plain values only: never runs code
+    except pickle.UnpicklingError as e:
+        raise CheckpointError(f"load_distributed: {str(path)!r} holds objects other than tensors and plain values, so it was "
+                              f"not loaded (weights_only=True; no code from a file is run): {str(e).splitlines()[0]}") from None
+    except (RuntimeError, EOFError, OSError, ValueError, KeyError, AttributeError) as e:
+        raise CheckpointError(f"load_distributed: {str(path)!r} is corrupt or not a torch checkpoint: {type(e).__name__}") from None
     if not isinstance(ck, dict) or ck.get("format") != "loomnb.distributed/1":
-        raise ValueError(f"load_distributed: {str(path)!r} is not a loomnb.distributed checkpoint")
+        raise CheckpointError(f"load_distributed: {str(path)!r} is not a loomnb.distributed checkpoint")
+    if "digest" in ck and checkpoint_digest({k: v for k, v in ck.items() if k != "digest"}) != ck["digest"]:
+        raise CheckpointError(f"load_distributed: {str(path)!r} is damaged or was edited (its SHA-256 digest does not match)")
+    ranks, n = ck.get("ranks"), ck.get("world_size")
+    if not isinstance(ranks, list) or not isinstance(n, int) or not isinstance(ck.get("shared"), dict):
+        raise CheckpointError(f"load_distributed: {str(path)!r} lacks its `shared`, `ranks` or `world_size` entries")
     rank = world().rank if rank is None else rank
-    ranks = ck["ranks"]
-    return ck["shared"], (ranks[rank] if rank < len(ranks) else None), ck["world_size"]
+    return ck["shared"], (ranks[rank] if rank < len(ranks) else None), n
 
 # %% ../nbs/50_distributed.ipynb #c056
 def _spawn_worker(rank, fn, nprocs, port, args, out_dir, threads, backend, timeout_s):
@@ -804,9 +815,9 @@ def _ranks_path(path) -> Path: return Path(str(path) + ".ranks")
 def _dt_save(self, path, # Checkpoint path; every rank's state goes to `path.ranks`
             ) -> Path:
     "Collective: rank 0 writes a Trainer checkpoint at `path` plus every rank's stream state at `path.ranks`."
-    from loomnb.learner import to_safe, _env_record
+    from loomnb.learner import to_safe, env_record
     t = self.trainer
-    mine = {"env": _env_record(t.env), "algo": to_safe(t.algo.state_dict()), "torch_rng": torch.get_rng_state(),
+    mine = {"env": env_record(t.env), "algo": to_safe(t.algo.state_dict()), "torch_rng": torch.get_rng_state(),
             "train_state": t.state.state_dict(), "env_seed": self.env_seed}
     n = self.info.world_size if _is_dist() else 1
     if is_main_process():  # the Trainer checkpoint carries the global step counters
@@ -821,11 +832,6 @@ def _dt_save(self, path, # Checkpoint path; every rank's state goes to `path.ran
 DistributedTrainer.save = _dt_save
 
 # %% ../nbs/50_distributed.ipynb #c075
-def _restore_env(env, rec):
-    from loomnb.learner import from_safe
-    if rec.get("state") is not None: env.set_state(from_safe(rec["state"]))
-    if rec.get("normalization") is not None: env.load_state_dict(from_safe(rec["normalization"]))
-
 @classmethod
 def _dt_from_checkpoint(cls, path, # Checkpoint written by `DistributedTrainer.save` (or `Trainer.save`)
                         callbacks=(), # Callbacks of the resumed run
@@ -834,7 +840,7 @@ def _dt_from_checkpoint(cls, path, # Checkpoint written by `DistributedTrainer.s
                         info: DistInfo | None = None, # This rank (default: `world()`)
                        ) -> "DistributedTrainer":
     "Resume a run on this rank, with any world size."
-    from loomnb.learner import load_checkpoint, from_safe
+    from loomnb.learner import load_checkpoint, from_safe, restore_env
     ck = load_checkpoint(path)
     info = world() if info is None else info
     if _ranks_path(path).exists(): shared, mine, old_n = load_distributed(_ranks_path(path), info.rank)
@@ -846,7 +852,7 @@ def _dt_from_checkpoint(cls, path, # Checkpoint written by `DistributedTrainer.s
         mine = {"env": ck["env"], "algo": ck["algo_state"], "train_state": ck["train_state"], "torch_rng": ck["rng"]["torch"]}
     t.algo.load_state_dict(from_safe(ck["algo_state"]))  # shared learner state (rank 0's)
     if mine is not None:  # this rank's own stream
-        t.algo.load_state_dict(from_safe(mine["algo"])); _restore_env(t.env, mine["env"])
+        a = from_safe(mine["algo"]); restore_env(t.env, mine["env"], a); t.algo.load_state_dict(a)
         if "torch_rng" in mine: torch.set_rng_state(mine["torch_rng"])
         t.state.load_state_dict(mine["train_state"])
     else:  # a rank the saved job did not have: fresh stream from its rank seed

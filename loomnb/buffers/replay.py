@@ -688,15 +688,11 @@ def atomic_savez(path, # Destination .npz file (its folder is created)
                  meta: dict, # JSON-serialisable header, stored as `__meta__`
                  arr: dict, # name -> array
                 ) -> None:
-    "Write `meta` and `arr` to one .npz without pickle, through a temporary file and an atomic rename (an interrupted write leaves the old file)."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh: np.savez(fh, __meta__=np.array(json.dumps(meta)), **arr)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp): os.unlink(tmp)
-        raise
+    "Write `meta` and `arr` to one .npz without pickle through `loomnb.core.atomic_write` (an interrupted write leaves the old file)."
+    from loomnb.core import atomic_write
+    for k, a in arr.items():
+        if np.asarray(a).dtype.hasobject: raise ValueError(f"atomic_savez: array {k!r} has dtype object, which cannot be saved without pickle")
+    with atomic_write(path) as fh: np.savez(fh, __meta__=np.array(json.dumps(meta)), **arr)
 
 def _save(buf, path): atomic_savez(path, *_state(buf))
 

@@ -6,18 +6,19 @@ Docs: https://loomorg.github.io/loomnb/learner.html.md"""
 
 # %% ../../nbs/38_learner.ipynb #c002
 from __future__ import annotations
-import dataclasses, hashlib, math, os, pickle, tempfile, time, zipfile
+import dataclasses, hashlib, math, os, pickle, tempfile, time, warnings, zipfile
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import torch
-from ..core import Config, ConfigError, did_you_mean, get_device, seed_everything
+from ..core import Config, ConfigError, atomic_write, did_you_mean, get_device, seed_everything
 
 # %% auto #0
 __all__ = ['ALGORITHMS', 'CHECKPOINT_FORMAT', 'CHECKPOINT_VERSION', 'lean_numba_runtime', 'TrainState', 'CancelFitException',
            'Callback', 'Algorithm', 'register_algorithm', 'get_algorithm', 'algorithms_supporting', 'CheckpointError',
-           'to_safe', 'from_safe', 'load_checkpoint', 'Trainer']
+           'to_safe', 'checkpoint_digest', 'from_safe', 'load_checkpoint', 'env_record', 'env_from_record',
+           'restore_env', 'Trainer']
 
 # %% ../../nbs/38_learner.ipynb #c006
 _LEAN = {}  # what lean_numba_runtime did in this process: {"nrt": ..., "blas": ...}
@@ -278,6 +279,24 @@ def to_safe(obj):
     if isinstance(obj, (list, tuple)): return type(obj)(to_safe(v) for v in obj)
     return obj
 
+def checkpoint_digest(obj, # Nested dicts/lists/tuples of tensors and plain values
+                     ) -> str:
+    "SHA-256 over a canonical walk of a checkpoint's plain values and tensor bytes (detects damage, not a signature)."
+    h = hashlib.sha256()
+    def walk(o):
+        if isinstance(o, torch.Tensor):
+            t = o.detach().cpu().contiguous().reshape(-1)
+            h.update(f"T{t.dtype}{tuple(o.shape)}:".encode()); h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        elif isinstance(o, dict):
+            h.update(f"D{len(o)}:".encode())
+            for k in sorted(o, key=lambda k: (type(k).__name__, repr(k))): walk(k); walk(o[k])
+        elif isinstance(o, (list, tuple)):
+            h.update(f"{type(o).__name__[0]}{len(o)}:".encode())
+            for v in o: walk(v)
+        else: h.update(f"{type(o).__name__}:{o!r};".encode())
+    walk(obj)
+    return h.hexdigest()
+
 def from_safe(obj):
     "Inverse of `to_safe`: tagged tensors back to NumPy arrays."
     if isinstance(obj, dict):
@@ -309,6 +328,9 @@ def load_checkpoint(path, # File written by `Trainer.save`
         raise CheckpointError(f"{str(p)!r} has checkpoint format version {ck.get('format_version')!r}; this loomnb reads version {CHECKPOINT_VERSION}")
     missing = [k for k in ("algo", "config", "env", "algo_state", "train_state", "rng") if k not in ck]
     if missing: raise CheckpointError(f"{str(p)!r} is an incomplete loomnb checkpoint: missing {', '.join(missing)}")
+    if "digest" in ck and checkpoint_digest({k: v for k, v in ck.items() if k != "digest"}) != ck["digest"]:
+        raise CheckpointError(f"{str(p)!r} is damaged or was edited: its contents do not match the SHA-256 digest stored "
+                              "when it was written (truncated, bit-flipped or modified file)")
     return ck
 
 # %% ../../nbs/38_learner.ipynb #c025
@@ -337,15 +359,55 @@ def _make_env(env, n_envs: int, seed):
     return env
 
 # %% ../../nbs/38_learner.ipynb #c026
-def _env_record(env) -> dict:
+def _plain_kwargs(kw):
+    "`kw` when it is plain data (numbers, strings, arrays, containers of them), else None."
+    def ok(v):
+        if v is None or isinstance(v, (bool, int, float, str, np.generic)): return True
+        if isinstance(v, np.ndarray): return v.dtype != object
+        if type(v) in (list, tuple): return all(ok(x) for x in v)
+        return type(v) is dict and all(isinstance(k, str) and ok(x) for k, x in v.items())
+    return dict(kw) if isinstance(kw, dict) and ok(kw) else None
+
+def env_record(env) -> dict:
+    "What a checkpoint stores about `env`: full id (namespace included), make-kwargs, backend, spec hash, state and normalisation."
     sp = getattr(env, "spec", None)
     rec = {"id": getattr(sp, "id", None), "name": getattr(sp, "name", None), "version": getattr(sp, "version", None),
-           "hash": getattr(sp, "hash", None), "num_envs": env.num_envs, "state": None, "normalization": None}
+           "hash": getattr(sp, "hash", None), "num_envs": env.num_envs, "backend": getattr(sp, "backend", None),
+           "kwargs": to_safe(_plain_kwargs(getattr(sp, "kwargs", None))), "max_episode_steps": getattr(sp, "max_episode_steps", None),
+           "state": None, "normalization": None}
     if callable(getattr(env, "get_state", None)):
         try: rec["state"] = to_safe(env.get_state())
         except NotImplementedError: pass
     if callable(getattr(env, "state_dict", None)): rec["normalization"] = to_safe(env.state_dict())
     return rec
+
+_env_record = env_record
+
+def env_from_record(rec: dict, # `env_record` output
+                    seed=None, # Copy n is seeded with seed + n
+                   ):
+    "Make the env of a checkpoint again: its full id with the saved make-kwargs and backend (the id alone for older files)."
+    from loomnb.envs.registry import make
+    kw = from_safe(rec.get("kwargs"))
+    if not isinstance(kw, dict): return make(rec["id"], num_envs=rec["num_envs"], seed=seed)
+    if rec.get("backend") == "gymnasium": return make(rec["id"], num_envs=rec["num_envs"], seed=seed, backend="gymnasium", **kw)
+    return make(rec["id"], num_envs=rec["num_envs"], seed=seed, **{**kw, "max_episode_steps": rec.get("max_episode_steps")})
+
+def restore_env(env, # Env built for the resumed run
+                rec: dict, # `env_record` output of the checkpoint
+                algo_state: dict | None=None, # The algorithm's state: its `last_obs` is replaced when episodes restart
+               ) -> bool: # True when the env's episodes restarted
+    "Restore env state and normalisation; envs whose state was not saved restart their episodes (with a warning)."
+    st = from_safe(rec.get("state"))
+    if st is not None: env.set_state(st)   # warns itself when its sub-envs restart
+    if rec.get("normalization") is not None: env.load_state_dict(from_safe(rec["normalization"]))
+    restart = isinstance(st, dict) and st.get("restart") is not None
+    if st is None and isinstance(algo_state, dict) and algo_state.get("last_obs") is not None:
+        warnings.warn(f"{rec.get('id')!r}: the checkpoint holds no state of this env (it does not support get_state); its episodes "
+                      "restart from a reset", stacklevel=2)
+        restart = True
+    if restart and isinstance(algo_state, dict) and "last_obs" in algo_state: algo_state["last_obs"] = env.reset()[0]
+    return restart
 
 # %% ../../nbs/38_learner.ipynb #c027
 class Trainer:
@@ -489,11 +551,9 @@ class Trainer:
               "algo": self.algo.name, "config": self.config.to_dict(), "seed": self.seed,
               "env": _env_record(self.env), "algo_state": to_safe(self.algo.state_dict()),
               "train_state": self.state.state_dict(), "rng": rng}
-        p = Path(path); p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=p.name, suffix=".tmp"); os.close(fd)
-        try: torch.save(ck, tmp); os.replace(tmp, p)
-        finally:
-            if os.path.exists(tmp): os.remove(tmp)
+        ck["digest"] = checkpoint_digest(ck)
+        p = Path(path)
+        with atomic_write(p) as f: torch.save(ck, f)
         return p
 
     @classmethod
@@ -511,13 +571,15 @@ class Trainer:
         if algorithm is not None and str(algorithm).lower() != ck["algo"]:
             raise CheckpointError(f"{str(path)!r} holds a {ck['algo']!r} run, not {algorithm!r}")
         e = ck["env"]
-        if env is None:
-            if not e.get("id"): raise CheckpointError(f"{str(path)!r} was saved from an env without an id: pass `env=`")
-            env = e["id"]
         if isinstance(env, str) and e.get("id") and env != e["id"]:
             raise CheckpointError(f"{str(path)!r} was trained on {e['id']!r}, not {env!r}")
         try: algo_cls = get_algorithm(ck["algo"])
         except ValueError as err: raise CheckpointError(f"{str(path)!r}: {err}") from None
+        if env is None or isinstance(env, str):
+            if not e.get("id"): raise CheckpointError(f"{str(path)!r} was saved from an env without an id: pass `env=`")
+            try: env = env_from_record(e, ck.get("seed", 0))
+            except (ValueError, TypeError, KeyError) as err:
+                raise CheckpointError(f"{str(path)!r}: cannot make its env {e.get('id')!r} again: {err}") from None
         self = cls(algo_cls, env, seed=ck.get("seed", 0), config=algo_cls.config_cls.from_dict(ck["config"]),
                    callbacks=callbacks, logger=logger, device=device, n_envs=None, policy=policy)
         sp = getattr(self.env, "spec", None)
@@ -525,10 +587,10 @@ class Trainer:
             raise CheckpointError(f"{str(path)!r} was saved on {e.get('id')!r} with spec hash {e['hash']}, but the env "
                                   f"{getattr(sp, 'id', self.env)!r} has hash {getattr(sp, 'hash', None)} (different version or kwargs)")
         try:
-            self.algo.load_state_dict(from_safe(ck["algo_state"]))
-            if e.get("state") is not None: self.env.set_state(from_safe(e["state"]))
-            if e.get("normalization") is not None: self.env.load_state_dict(from_safe(e["normalization"]))
-        except (KeyError, RuntimeError, ValueError, TypeError) as err:
+            algo_state = from_safe(ck["algo_state"])
+            restore_env(self.env, e, algo_state)
+            self.algo.load_state_dict(algo_state)
+        except (KeyError, RuntimeError, ValueError, TypeError, AttributeError, IndexError) as err:
             raise CheckpointError(f"{str(path)!r} does not fit this {ck['algo']} setup: {type(err).__name__}: {err}") from None
         self.state.load_state_dict(ck["train_state"])
         torch.set_rng_state(ck["rng"]["torch"])

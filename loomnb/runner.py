@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/runner.html.md"""
 
 # %% ../nbs/81_runner.ipynb #c002
 from __future__ import annotations
-import hashlib, html, itertools, json, math, os, re, time, traceback as tb
+import hashlib, html, itertools, json, math, os, re, time, traceback as tb, uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import numpy as np
@@ -147,16 +147,21 @@ def deterministic_metrics(metrics: dict) -> dict:
 
 def rerun(run_id: str, # Id (or unique prefix) of a recorded run
           registry: RunRegistry | None=None, # Registry holding it (default: the default registry)
-          out_dir=None, # Parent folder of the new run (default: next to the original)
+          out_dir=None, # Parent folder of the new run (default: next to the original; train runs: `reruns/` beside the registry)
           **kwargs, # Passed to run_notebook
          ) -> dict:
-    "Execute a recorded notebook run again with its recorded parameters; returns the new run's record."
+    "Execute a recorded run again with its recorded parameters in a folder of its own; returns the new run's record."
     registry = registry if registry is not None else RunRegistry()
     r = registry.get(run_id)
     if r["kind"] == "train":
         from loomnb.cli import train_from_config
-        m = train_from_config(r["params"], registry=registry)
-        return dict(run_id=m.pop("run_id"), status="completed", metrics=m, params=r["params"], key=None, out_dir=None, error=None)
+        rdir = (Path(out_dir) if out_dir is not None else Path(registry.path).resolve().parent/"reruns").resolve()/f"{r['id']}-{uuid.uuid4().hex[:6]}"
+        rdir.mkdir(parents=True)
+        params = dict(r["params"])   # the rerun's checkpoint goes to its own folder: never over the original's file
+        if params.get("save"): params["save"] = str(rdir/Path(params["save"]).name)
+        m = train_from_config(params, registry=registry)
+        rid = m.pop("run_id"); registry.update(rid, parent_id=r["id"], output_dir=str(rdir))
+        return dict(run_id=rid, status="completed", metrics=m, params=params, key=None, out_dir=str(rdir), error=None)
     if not r.get("notebook"): raise ValueError(f"run {r['id']} has no notebook to rerun")
     out_dir = out_dir or (Path(r["output_dir"]).parent/"reruns" if r.get("output_dir") else "runs/reruns")
     return run_notebook(r["notebook"], r["params"], out_dir, registry, parent_id=r["id"], **kwargs)

@@ -8,7 +8,7 @@ Docs: https://loomorg.github.io/loomnb/runs.html.md"""
 from __future__ import annotations
 import contextlib, datetime, hashlib, json, os, sqlite3, stat, tempfile, traceback as tb, uuid
 from pathlib import Path
-from .core import run_info, git_info
+from .core import atomic_write, run_info, git_info
 
 # %% auto #0
 __all__ = ['STATUSES', 'RegistryError', 'sha256_file', 'env_lineage', 'RunRegistry']
@@ -54,9 +54,12 @@ def env_lineage(env) -> dict:
 # %% ../nbs/80_runs.ipynb #c007
 def _default_path(): return Path(os.environ.get("LOOMNB_REGISTRY", "runs/registry.sqlite"))
 
-def _decode(row: dict) -> dict:
+def _decode(row: dict, path=None) -> dict:
     for k in _JSON:
-        if row.get(k) is not None: row[k] = json.loads(row[k])
+        if row.get(k) is not None:
+            try: row[k] = json.loads(row[k])
+            except (TypeError, ValueError) as e:
+                raise RegistryError(f"Run registry {path}: run {row.get('id')!r} has a malformed `{k}` column (not JSON: {e})") from None
     if row.get("git_dirty") is not None: row["git_dirty"] = bool(row["git_dirty"])
     return row
 
@@ -81,6 +84,8 @@ class _RegistryStore:
             except (OSError, sqlite3.OperationalError) as e:
                 if self.path.exists(): self.read_only = True
                 else: self._unwritable = e
+            except sqlite3.DatabaseError as e:
+                raise RegistryError(f"Run registry {self.path} is not a readable SQLite database ({e})") from None
     def _connect(self):
         if self.read_only: con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
         else: con = sqlite3.connect(self.path, timeout=30)
@@ -103,7 +108,7 @@ class _RegistryStore:
         except (sqlite3.OperationalError, sqlite3.DatabaseError, OSError) as e:
             self.fallback_dir.mkdir(parents=True, exist_ok=True)
             f = self.fallback_dir/f"{run_id}.{uuid.uuid4().hex[:6]}.json"
-            f.write_text(json.dumps({"id": run_id, "insert": insert, **fields}, default=_jsonable))
+            with atomic_write(f, "w") as fh: fh.write(json.dumps({"id": run_id, "insert": insert, **fields}, default=_jsonable))
             raise RegistryError(f"Run registry {self.path} is not writable ({e}); the record of run {run_id} was saved to {f}. "
                                 f"Pass a writable path (RunRegistry(path=...), `--registry`, or $LOOMNB_REGISTRY) and "
                                 f"load saved records with RunRegistry.import_records.") from e
@@ -111,8 +116,8 @@ class _RegistryStore:
         "Rows of a SELECT as decoded dicts (empty when the database does not exist yet)."
         if not self.path.exists(): return []
         con = self._connect(); con.row_factory = sqlite3.Row
-        try: return [_decode(dict(r)) for r in con.execute(sql, args)]
-        except sqlite3.OperationalError as e: raise RegistryError(f"Cannot read run registry {self.path}: {e}") from e
+        try: return [_decode(dict(r), self.path) for r in con.execute(sql, args)]
+        except sqlite3.DatabaseError as e: raise RegistryError(f"Cannot read run registry {self.path}: {e}") from e
         finally: con.close()
     def __len__(self): return len(self._query("SELECT id FROM runs"))
     def __bool__(self): return True  # an empty registry is still a registry
@@ -141,7 +146,7 @@ class _RegistryRecording:
         fields = dict(id=run_id, name=name, kind=kind, notebook=None if notebook is None else str(notebook), key=key,
                       status="running", params=params or {}, config=config, seed=seed, algo=algo,
                       git_commit=info["commit"], git_dirty=info["dirty"], versions=info["versions"], python=info["python"],
-                      platform=info["platform"], output_dir=None if output_dir is None else str(output_dir),
+                      platform=info["platform"], output_dir=None if output_dir is None else str(Path(output_dir).resolve()),
                       started_at=_now(), parent_id=parent_id, **(env_lineage(env) if env is not None else {}))
         self._write(run_id, fields, insert=True)
         return run_id
@@ -150,7 +155,7 @@ class _RegistryRecording:
         "Set fields of a run (`env` and `checkpoint` expand to their lineage columns)."
         if env is not None: fields.update(env_lineage(env))
         if checkpoint is not None:
-            fields["checkpoint_path"] = str(checkpoint)
+            fields["checkpoint_path"] = str(Path(checkpoint).resolve())   # absolute: the row means the same file from any folder
             fields["checkpoint_sha256"] = sha256_file(checkpoint) if Path(checkpoint).exists() else None
         if "status" in fields and fields["status"] not in STATUSES: raise ValueError(f"`status` must be one of {STATUSES}, got {fields['status']!r}")
         self._write(run_id, fields)
@@ -213,7 +218,9 @@ class _RegistryReading:
         "Replay records that could not be written earlier; returns the run ids imported."
         done = []
         for f in sorted(Path(p) for p in ([files] if isinstance(files, (str, Path)) else files)):
-            d = json.loads(Path(f).read_text()); insert = d.pop("insert", False); run_id = d["id"]
+            try: d = json.loads(Path(f).read_text()); insert = d.pop("insert", False); run_id = d["id"]
+            except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+                raise RegistryError(f"RunRegistry.import_records: {str(f)!r} is not a saved run record ({type(e).__name__}: {e})") from None
             exists = bool(self._query("SELECT id FROM runs WHERE id = ?", (run_id,)))
             self._write(run_id, d if (insert and not exists) else {k: v for k, v in d.items() if k != "id"}, insert=insert and not exists)
             done.append(run_id)

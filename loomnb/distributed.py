@@ -840,7 +840,7 @@ def _dt_from_checkpoint(cls, path, # Checkpoint written by `DistributedTrainer.s
                         info: DistInfo | None = None, # This rank (default: `world()`)
                        ) -> "DistributedTrainer":
     "Resume a run on this rank, with any world size."
-    from loomnb.learner import load_checkpoint, from_safe, restore_env
+    from loomnb.learner import load_checkpoint, from_safe, restore_env, CheckpointError
     ck = load_checkpoint(path)
     info = world() if info is None else info
     if _ranks_path(path).exists(): shared, mine, old_n = load_distributed(_ranks_path(path), info.rank)
@@ -848,13 +848,17 @@ def _dt_from_checkpoint(cls, path, # Checkpoint written by `DistributedTrainer.s
     self = cls(ck["algo"], ck["env"]["id"], seed=ck.get("seed", 0), config=ck["config"], callbacks=callbacks,
                logger=logger, device=device, info=info)
     t, n = self.trainer, (info.world_size if _is_dist() else 1)
+    src = _ranks_path(path) if mine is not None else Path(path)
     if mine is None and info.rank == 0:
         mine = {"env": ck["env"], "algo": ck["algo_state"], "train_state": ck["train_state"], "torch_rng": ck["rng"]["torch"]}
-    t.algo.load_state_dict(from_safe(ck["algo_state"]))  # shared learner state (rank 0's)
-    if mine is not None:  # this rank's own stream
-        a = from_safe(mine["algo"]); restore_env(t.env, mine["env"], a); t.algo.load_state_dict(a)
-        if "torch_rng" in mine: torch.set_rng_state(mine["torch_rng"])
-        t.state.load_state_dict(mine["train_state"])
+    try:
+        t.algo.load_state_dict(from_safe(ck["algo_state"]))  # shared learner state (rank 0's)
+        if mine is not None:  # this rank's own stream
+            a = from_safe(mine["algo"]); restore_env(t.env, mine["env"], a); t.algo.load_state_dict(a)
+            if "torch_rng" in mine: torch.set_rng_state(mine["torch_rng"])
+            t.state.load_state_dict(mine["train_state"])
+    except (KeyError, RuntimeError, ValueError, TypeError, AttributeError, IndexError) as err:
+        raise CheckpointError(f"{str(src)!r} does not fit this {ck['algo']} setup on rank {info.rank}: {type(err).__name__}: {err}") from None
     else:  # a rank the saved job did not have: fresh stream from its rank seed
         for obj in (t.algo, getattr(t.algo, "collector", None)):
             if obj is not None and hasattr(obj, "obs"): obj.obs = None

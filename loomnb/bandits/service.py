@@ -83,7 +83,10 @@ def _deep_merge(a: dict, b: dict) -> dict:
 def _from_toml(cls, path_or_text, environment: str="default") -> RLSettings:
     "Settings from a TOML file path or TOML text: `[default.ai.rl]` overlaid by `[<environment>.ai.rl]`."
     s = str(path_or_text); p = Path(s)
-    data = tomllib.loads(p.read_text() if "\n" not in s and "=" not in s and p.exists() else s)
+    is_file = "\n" not in s and "=" not in s and p.exists()
+    try: data = tomllib.loads(p.read_text() if is_file else s)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"RLSettings.from_toml: {repr(str(p)) if is_file else 'the TOML text'} is not valid TOML: {e}") from None
     sec = lambda root: ((root or {}).get("ai") or {}).get("rl")
     found = [x for x in (sec(data), sec(data.get("default")), sec(data.get(environment)) if environment != "default" else None) if x]
     if not found:

@@ -76,13 +76,15 @@ class MmapReplayBuffer(ReplayBuffer):
             size = path.stat().st_size
         except OSError as e: raise ValueError(f"`path` {str(path)!r} cannot be read: {e}") from e
         if len(head) < _HDR or head[:8] != _MAGIC: raise ValueError(f"`path` {str(path)!r} is not a loomnb mmap buffer")
+        where = f"`path` {str(path)!r}"
         try: meta = json.loads(head[16:16 + struct.unpack("<q", head[8:16])[0]])
-        except ValueError as e: raise ValueError(f"`path`: corrupt header: {e}") from e
+        except ValueError as e: raise ValueError(f"{where}: corrupt header: {e}") from None
+        _check_meta(meta, where)
         recs = [r for r in (_unpack_commit(head[o:o + 64]) for o in _SLOTS) if r is not None]
-        if not recs: raise ValueError("`path`: no intact commit record")
+        if not recs: raise ValueError(f"{where}: no intact commit record")
         seq, pos, n = max(recs)
         if size < _layout(meta["capacity"], _fields(meta))[1] or not (0 <= pos < meta["capacity"] and 0 <= n <= meta["capacity"]):
-            raise ValueError(f"`path`: file size {size} or commit (pos={pos}, size={n}) inconsistent with the header")
+            raise ValueError(f"{where}: file size {size} or commit (pos={pos}, size={n}) inconsistent with the header")
         self = cls.__new__(cls)
         self._setup(path, meta, seed, hot_capacity, fsync)
         self._seq, self.pos, self.size = seq, pos, n
@@ -90,6 +92,16 @@ class MmapReplayBuffer(ReplayBuffer):
         return self
 
 # %% ../../nbs/22_buffers.mmap.ipynb #c011
+def _check_meta(meta, where: str):
+    "The header of a buffer file: a dict with a positive int capacity, int shapes, numeric dtypes; ValueError naming the file."
+    try:
+        ok = (type(meta) is dict and type(meta["capacity"]) is int and meta["capacity"] > 0 and type(meta["store_discounts"]) is bool
+              and all(type(s) is list and all(type(x) is int and x >= 0 for x in s) for s in (meta["obs_shape"], meta["action_shape"]))
+              and all(np.dtype(meta[k]).kind in "biuf" for k in ("obs_dtype", "action_dtype")))
+    except (KeyError, TypeError, ValueError) as e: raise ValueError(f"{where}: bad or missing header field: {e}") from None
+    if not ok: raise ValueError(f"{where}: header {str(meta)[:200]} needs a positive int capacity, lists of non-negative int "
+                                "shapes and numeric dtypes (the file is damaged or was edited)")
+
 def _fields(meta):
     o, a = tuple(meta["obs_shape"]), tuple(meta["action_shape"])
     f = [("obs", meta["obs_dtype"], o), ("next_obs", meta["obs_dtype"], o), ("actions", meta["action_dtype"], a),

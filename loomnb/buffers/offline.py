@@ -131,9 +131,15 @@ def load_minari(path, # A local Minari dataset directory (`<id>/` or `<id>/data/
                 normalize: bool=False, # Standardise observations with the dataset statistics
                 seed: int|None=None) -> OfflineDatasetBuffer:
     "Read a local Minari dataset (HDF5, Arrow or Parquet) into an `OfflineDatasetBuffer`."
+    try: return _load_minari(path, normalize, seed)
+    except (ValueError, OSError) as e:
+        if str(path) in str(e): raise ValueError(str(e)) from None
+        raise ValueError(str(e).replace("`path`", f"`path` {str(path)!r}", 1) if "`path`" in str(e) else f"`path` {str(path)!r}: {e}") from None
+
+def _load_minari(path, normalize, seed):
     data = _data_dir(path)
     try: meta = json.loads((data / "metadata.json").read_text())
-    except ValueError as e: raise ValueError(f"`path`: metadata.json is not valid JSON: {e}") from e
+    except ValueError as e: raise ValueError(f"`path`: metadata.json is not valid JSON (or not UTF-8 text): {e}") from None
     _, oshape, odt, _ = _space_from_json(meta.get("observation_space", "{}"), "observation_space")
     akind, ashape, adt, _ = _space_from_json(meta.get("action_space", "{}"), "action_space")
     cols = [[] for _ in range(6)]

@@ -708,13 +708,31 @@ def read_npz(path, # A file written by `atomic_savez`
     if not isinstance(meta, dict): raise ValueError(f"`path` {str(path)!r} is not a readable {what}: its header is not a dict")
     return meta, arr
 
+def _phys_bytes() -> int:
+    "This machine's physical memory in bytes (a large default where the OS does not say)."
+    try: return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError): return 1 << 40
+
+def _check_header_size(path, meta):
+    "Refuse a header whose dtypes are not numeric or whose capacity would need more memory than this machine has."
+    try:
+        cap = meta["capacity"]
+        dts = [np.dtype(meta["obs_dtype"]), np.dtype(meta["action_dtype"])]
+        row = 2 * math.prod(meta["obs_shape"]) * dts[0].itemsize + math.prod(meta["action_shape"]) * dts[1].itemsize + 16
+    except (KeyError, TypeError, ValueError) as e: raise ValueError(f"`path` {str(path)!r}: bad or missing header field: {e}") from None
+    if any(d.kind not in "biuf" for d in dts): raise ValueError(f"`path` {str(path)!r}: header dtypes {[d.str for d in dts]} are not numeric")
+    if type(cap) is not int or cap < 1 or cap * row > _phys_bytes():
+        raise ValueError(f"`path` {str(path)!r}: header capacity {cap!r} (x {row} bytes a row) is not a positive int that fits in "
+                         f"this machine's memory ({_phys_bytes() / 2**30:.0f} GiB): the file is damaged or was edited")
+
 def _read(path, cls_name) -> tuple[dict, dict]:
-    "Header and arrays of a saved buffer, with the format checks; ValueError on anything unexpected."
+    "Header and arrays of a saved buffer, with the format checks; ValueError naming `path` on anything unexpected."
     meta, arr = read_npz(path, "loomnb replay file")
     if meta.get("format") != _FORMAT or meta.get("version") != _VERSION:
-        raise ValueError(f"`path`: format {meta.get('format')!r} v{meta.get('version')} is not {_FORMAT} v{_VERSION}")
+        raise ValueError(f"`path` {str(path)!r}: format {meta.get('format')!r} v{meta.get('version')} is not {_FORMAT} v{_VERSION}")
     if meta.get("cls") != cls_name:
-        raise ValueError(f"`path` holds a {meta.get('cls')}, not a {cls_name}: load it with {meta.get('cls')}.load")
+        raise ValueError(f"`path` {str(path)!r} holds a {meta.get('cls')}, not a {cls_name}: load it with {meta.get('cls')}.load")
+    _check_header_size(path, meta)
     return meta, arr
 
 # %% ../../nbs/21_buffers.replay.ipynb #c038

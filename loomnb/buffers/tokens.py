@@ -224,7 +224,13 @@ def _read_store(path) -> tuple[dict, dict]:
 
 # %% ../../nbs/24_buffers.tokens.ipynb #c022
 def _load_store(cls, path) -> "VarLenStore":
-    "Rebuild a store saved with `save`, validating the file first (ValueError if it does not check out)."
+    "Rebuild a store saved with `save`, validating the file first (ValueError naming `path` if it does not check out)."
+    try: return _load_checked(cls, path)
+    except ValueError as e:
+        if str(path) in str(e): raise
+        raise ValueError(str(e).replace("`path`", f"`path` {str(path)!r}", 1)) from None
+
+def _load_checked(cls, path) -> "VarLenStore":
     meta, arr = _read_store(path)
     try:
         tf, sf, n, T = list(meta["token_fields"]), list(meta["seq_fields"]), meta["n"], meta["num_tokens"]

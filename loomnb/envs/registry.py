@@ -163,7 +163,8 @@ def _load_envs(name: str, envs, d: dict) -> bool:
     if not isinstance(s, (list, tuple)) or len(s) != len(envs):
         raise ValueError(f"{name}: set_state `envs` must be a list of {len(envs)} saved env states, got {type(s).__name__}")
     why = d.get("restart")
-    if why is None:
+    if why is None:   # reset first, so every attribute holds a value of its real kind to check the saved one against
+        for e in envs: _norm_reset(e.reset())
         for n, (e, st) in enumerate(zip(envs, s)): _restore(e, st, f"{name} copy {n}")
         return False
     for n, (e, st) in enumerate(zip(envs, s)):

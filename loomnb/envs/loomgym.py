@@ -142,6 +142,26 @@ class MathEnvironment(BaseEnvironment):
     @property
     def text(self) -> str | None: return None if self.problem is None else self.problem.text
 
+    def get_plain_state(self) -> dict:
+        "Plain-data state for checkpoints: the attributes, with the current problem as its numbers."
+        p, self.problem = self.problem, None
+        try: d = super().get_plain_state()
+        finally: self.problem = p
+        d["problem"] = None if p is None else {"operands": [int(x) for x in p.operands], "ops": p.ops, "answer": int(p.answer)}
+        return d
+
+    def set_plain_state(self, d: dict):
+        "Restore `get_plain_state()` output; the problem must be a consistent one (its answer is recomputed)."
+        d = dict(d); p = d.pop("problem", None); prob = None
+        if p is not None:
+            try:
+                xs, ops, ans = [int(x) for x in p["operands"]], str(p["ops"]), int(p["answer"])
+                ok = len(ops) == len(xs) - 1 and set(ops) <= set(_OPS) and _exact_eval(xs, ops) == ans
+            except (KeyError, TypeError, ValueError): ok = False
+            if not ok: raise ValueError(f"MATH: saved problem {p!r} is not a consistent problem (operands, ops, answer)")
+            prob = MathProblem(tuple(xs), ops, ans)
+        super().set_plain_state(d); self.problem = prob
+
     def reset(self, seed: int | None = None):
         "Start an episode: a fresh problem (the generator is reseeded when `seed` is given)."
         super().reset(seed=seed)

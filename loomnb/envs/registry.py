@@ -66,126 +66,6 @@ def spec(id: str) -> EnvSpec:
                        f"{did_you_mean(id, [s.id for s in vs.values()])}")
     return vs[version]
 
-# %% ../../nbs/32_envs.registry.ipynb #sec102
-_STATIC = (spaces.Space, gymnasium.envs.registration.EnvSpec, EnvSpec)  # configuration: rebuilt from the id, never read
-_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
-
-class _NotPlain(Exception): pass
-
-def _plain(v, where: str, top: bool=True):
-    "`v` as plain data (numbers, strings, numeric arrays, containers of them; a top-level NumPy generator as its state)."
-    if v is None or isinstance(v, (bool, int, float, str, bytes)): return v
-    if isinstance(v, np.generic) and v.dtype.kind in "biuf": return v.item()
-    if isinstance(v, np.ndarray) and v.dtype.kind in "biuf": return v.copy()
-    if top and isinstance(v, np.random.Generator): return {"__rng__": v.bit_generator.state}
-    if type(v) in (list, tuple): return type(v)(_plain(x, f"{where}[{i}]", False) for i, x in enumerate(v))
-    if type(v) is dict and all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in v):
-        return {k: _plain(x, f"{where}[{k!r}]", False) for k, x in v.items()}
-    raise _NotPlain(f"{where} is a {type(v).__module__}.{type(v).__qualname__}")
-
-def _layers(env) -> list:
-    "The wrapper stack of one env, outermost first."
-    out = [env]
-    while isinstance(out[-1], gymnasium.Wrapper): out.append(out[-1].env)
-    return out
-
-def _skip(layer, k, v) -> bool:
-    return (k == "env" and isinstance(layer, gymnasium.Wrapper)) or isinstance(v, _STATIC) or \
-           (callable(v) and not isinstance(v, np.random.Generator))
-
-def _snapshot(env, where: str) -> list:
-    "[[layer class name, {attribute: plain value}], ...] for every layer of `env`; _NotPlain names the first other object."
-    return [[type(l).__name__, {k: _plain(v, f"{where}: {type(l).__name__}.{k}") for k, v in vars(l).items() if not _skip(l, k, v)}]
-            for l in _layers(env)]
-
-def _rng_of(env):
-    "The NumPy generator of the innermost env, or None."
-    u = _layers(env)[-1]
-    g = vars(u).get("_np_random", vars(u).get("np_random"))
-    return g if isinstance(g, np.random.Generator) else None
-
-# %% ../../nbs/32_envs.registry.ipynb #sec103
-def _rng_from(st, where: str, cur=None) -> np.random.Generator:
-    "A generator in state `st` (a `bit_generator.state` dict of a known bit generator); reuses `cur` when it matches."
-    name = st.get("bit_generator") if isinstance(st, dict) else None
-    if name not in _BIT_GENERATORS: raise ValueError(f"{where}: RNG state of unknown bit generator {name!r} (known: {', '.join(_BIT_GENERATORS)})")
-    g = cur if isinstance(cur, np.random.Generator) and type(cur.bit_generator).__name__ == name else np.random.Generator(getattr(np.random, name)())
-    try: g.bit_generator.state = st
-    except (TypeError, ValueError, KeyError, OverflowError) as e: raise ValueError(f"{where}: bad RNG state ({e})") from None
-    return g
-
-_NUM = (bool, int, float, np.generic)
-
-def _value(cur, v, where: str):
-    "The value to store for saved `v` where the fresh env holds `cur` (kinds must match)."
-    if type(v) is dict and set(v) == {"__rng__"}: return _rng_from(v["__rng__"], where, cur)
-    if cur is None or v is None: return v
-    if isinstance(cur, _NUM):
-        if not isinstance(v, _NUM) or isinstance(v, np.ndarray): raise ValueError(f"{where}: saved a {type(v).__name__}, expected a number")
-        return type(cur)(v) if isinstance(cur, np.generic) else v
-    if isinstance(cur, np.ndarray):
-        if not isinstance(v, np.ndarray) or v.dtype.kind not in "biuf": raise ValueError(f"{where}: saved a {type(v).__name__}, expected a numeric array")
-        return v
-    if not isinstance(v, type(cur)): raise ValueError(f"{where}: saved a {type(v).__name__}, expected a {type(cur).__name__}")
-    return v
-
-def _restore(env, snap, where: str):
-    "Write a `_snapshot` into the fresh `env`, after checking all of it (nothing changes when a check fails)."
-    layers = _layers(env); names = [type(l).__name__ for l in layers]
-    if not isinstance(snap, (list, tuple)) or any(not isinstance(s, (list, tuple)) or len(s) != 2 or not isinstance(s[1], dict) for s in snap):
-        raise ValueError(f"{where}: the saved env state is not a list of [layer, attributes] pairs")
-    if [s[0] for s in snap] != names:
-        raise ValueError(f"{where}: the state was saved from the wrapper stack {[s[0] for s in snap]}, this env is {names}")
-    todo = []
-    for layer, (name, attrs) in zip(layers, snap):
-        for k, v in attrs.items():
-            w = f"{where}: {name}.{k}"
-            if not isinstance(k, str) or not k.isidentifier() or k.startswith("__") or (k == "env" and isinstance(layer, gymnasium.Wrapper)):
-                raise ValueError(f"{where}: {name} attribute name {k!r} is not allowed in a saved env state")
-            if isinstance(inspect.getattr_static(type(layer), k, None), property) or _skip(layer, k, vars(layer).get(k)):
-                raise ValueError(f"{w} is not a state attribute (a property, space, spec or function)")
-            todo.append((layer, k, _value(vars(layer).get(k), v, w)))
-    for layer, k, v in todo: vars(layer)[k] = v
-
-def _save_envs(name: str, envs, last=None) -> dict:
-    "`envs` (single envs) and `last` as plain data; when they hold other objects only the generators are kept (`restart` says why)."
-    try:
-        out = {"envs": [_snapshot(e, f"{name} copy {n}") for n, e in enumerate(envs)], "restart": None}
-        if last is not None: out["last"] = _plain(last, f"{name}: last observations", False)
-        return out
-    except _NotPlain as why:
-        rngs = [_rng_of(e) for e in envs]
-        return {"envs": [None if g is None else {"__rng__": g.bit_generator.state} for g in rngs], "restart": str(why)}
-
-def _load_envs(name: str, envs, d: dict) -> bool:
-    "Restore `_save_envs` output into fresh `envs`; True when their episodes must restart (then only the generators are set)."
-    s = d.get("envs")
-    if not isinstance(s, (list, tuple)) or len(s) != len(envs):
-        raise ValueError(f"{name}: set_state `envs` must be a list of {len(envs)} saved env states, got {type(s).__name__}")
-    why = d.get("restart")
-    if why is None:   # reset first, so every attribute holds a value of its real kind to check the saved one against
-        for e in envs: _norm_reset(e.reset())
-        for n, (e, st) in enumerate(zip(envs, s)): _restore(e, st, f"{name} copy {n}")
-        return False
-    for n, (e, st) in enumerate(zip(envs, s)):
-        u = _layers(e)[-1]
-        if st is not None:
-            key = "_np_random" if "np_random" not in vars(u) else "np_random"
-            vars(u)[key] = _value(vars(u).get(key), st, f"{name} copy {n}: RNG")
-    warnings.warn(f"{name}: the saved state of its sub-envs is not restored because {str(why)[:200]} (only plain data is "
-                  "read from a saved state, never pickled objects); their episodes restart from a reset with the saved generators", stacklevel=3)
-    return True
-
-def _counters(name: str, d: dict, n: int):
-    "Validated episode return/length counters of a saved state."
-    out = []
-    for k, dt in (("ret", np.float64), ("len", np.int64)):
-        try: a = np.asarray(d[k], dt)
-        except (KeyError, TypeError, ValueError) as e: raise ValueError(f"{name}: set_state `{k}` is missing or not numeric ({e})") from None
-        if a.shape != (n,): raise ValueError(f"{name}: set_state `{k}` has shape {a.shape}, expected ({n},)")
-        out.append(a)
-    return out
-
 # %% ../../nbs/32_envs.registry.ipynb #c008
 def _f32_space(sp):
     "A float Box space as float32 (loomnb returns float observations as float32); other spaces unchanged."
@@ -289,6 +169,14 @@ class BaseEnvironment:
     def step(self, action): raise NotImplementedError(f"{type(self).__name__} must implement step(action)")
     def close(self): pass
 
+    def get_plain_state(self) -> dict:
+        "This copy's state as plain data, for checkpoints (default: its plain attributes); override when one holds an object."
+        return _plain_attrs(self, type(self).__name__)
+
+    def set_plain_state(self, d: dict):
+        "Write `get_plain_state()` output into this fresh copy, every name and kind checked before anything changes."
+        for k, v in _checked_attrs(self, d, type(self).__name__): vars(self)[k] = v
+
 def _norm_reset(r):
     return (r[0], dict(r[1])) if isinstance(r, tuple) and len(r) == 2 and isinstance(r[1], dict) else (r, {})
 
@@ -375,6 +263,136 @@ class SyncVecEnv(VecEnv):
         self._ret[:] = ret; self._len[:] = ln; self._seed = None
     def close(self):
         for e in self.envs: e.close()
+
+# %% ../../nbs/32_envs.registry.ipynb #sec102
+_STATIC = (spaces.Space, gymnasium.envs.registration.EnvSpec, EnvSpec)  # configuration: rebuilt from the id, never read
+_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+
+class _NotPlain(Exception): pass
+
+def _plain(v, where: str, top: bool=True):
+    "`v` as plain data (numbers, strings, numeric arrays, containers of them; a top-level NumPy generator as its state)."
+    if v is None or isinstance(v, (bool, int, float, str, bytes)): return v
+    if isinstance(v, np.generic) and v.dtype.kind in "biuf": return v.item()
+    if isinstance(v, np.ndarray) and v.dtype.kind in "biuf": return v.copy()
+    if top and isinstance(v, np.random.Generator): return {"__rng__": v.bit_generator.state}
+    if type(v) in (list, tuple): return type(v)(_plain(x, f"{where}[{i}]", False) for i, x in enumerate(v))
+    if type(v) is dict and all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in v):
+        return {k: _plain(x, f"{where}[{k!r}]", False) for k, x in v.items()}
+    raise _NotPlain(f"{where} is a {type(v).__module__}.{type(v).__qualname__}")
+
+def _layers(env) -> list:
+    "The wrapper stack of one env, outermost first."
+    out = [env]
+    while isinstance(out[-1], gymnasium.Wrapper): out.append(out[-1].env)
+    return out
+
+def _skip(layer, k, v) -> bool:
+    return (k == "env" and isinstance(layer, gymnasium.Wrapper)) or isinstance(v, _STATIC) or \
+           (callable(v) and not isinstance(v, np.random.Generator))
+
+def _plain_attrs(obj, where: str) -> dict:
+    "{attribute: plain value} of one object (spaces, specs and functions left out); _NotPlain names the first other object."
+    return {k: _plain(v, f"{where}: {type(obj).__name__}.{k}") for k, v in vars(obj).items() if not _skip(obj, k, v)}
+
+def _snapshot(env, where: str) -> list:
+    "[[layer class name, {attribute: plain value}], ...] for every layer of `env` (a BaseEnvironment says its own)."
+    return [[type(l).__name__, l.get_plain_state() if isinstance(l, BaseEnvironment) else _plain_attrs(l, where)] for l in _layers(env)]
+
+def _rng_of(env):
+    "The NumPy generator of the innermost env, or None."
+    u = _layers(env)[-1]
+    g = vars(u).get("_np_random", vars(u).get("np_random"))
+    return g if isinstance(g, np.random.Generator) else None
+
+# %% ../../nbs/32_envs.registry.ipynb #sec103
+def _rng_from(st, where: str, cur=None) -> np.random.Generator:
+    "A generator in state `st` (a `bit_generator.state` dict of a known bit generator); reuses `cur` when it matches."
+    name = st.get("bit_generator") if isinstance(st, dict) else None
+    if name not in _BIT_GENERATORS: raise ValueError(f"{where}: RNG state of unknown bit generator {name!r} (known: {', '.join(_BIT_GENERATORS)})")
+    g = cur if isinstance(cur, np.random.Generator) and type(cur.bit_generator).__name__ == name else np.random.Generator(getattr(np.random, name)())
+    try: g.bit_generator.state = st
+    except (TypeError, ValueError, KeyError, OverflowError) as e: raise ValueError(f"{where}: bad RNG state ({e})") from None
+    return g
+
+_NUM = (bool, int, float, np.generic)
+
+def _value(cur, v, where: str):
+    "The value to store for saved `v` where the fresh env holds `cur` (kinds must match)."
+    if type(v) is dict and set(v) == {"__rng__"}: return _rng_from(v["__rng__"], where, cur)
+    if cur is None or v is None: return v
+    if isinstance(cur, _NUM):
+        if not isinstance(v, _NUM) or isinstance(v, np.ndarray): raise ValueError(f"{where}: saved a {type(v).__name__}, expected a number")
+        return type(cur)(v) if isinstance(cur, np.generic) else v
+    if isinstance(cur, np.ndarray):
+        if not isinstance(v, np.ndarray) or v.dtype.kind not in "biuf": raise ValueError(f"{where}: saved a {type(v).__name__}, expected a numeric array")
+        return v
+    if not isinstance(v, type(cur)): raise ValueError(f"{where}: saved a {type(v).__name__}, expected a {type(cur).__name__}")
+    return v
+
+def _checked_attrs(layer, attrs: dict, where: str) -> list:
+    "[(attribute, value)] to write into `layer` for saved `attrs`, every name and kind checked first."
+    todo, name = [], type(layer).__name__
+    for k, v in attrs.items():
+        w = f"{where}: {name}.{k}"
+        if not isinstance(k, str) or not k.isidentifier() or k.startswith("__") or (k == "env" and isinstance(layer, gymnasium.Wrapper)):
+            raise ValueError(f"{where}: {name} attribute name {k!r} is not allowed in a saved env state")
+        if isinstance(inspect.getattr_static(type(layer), k, None), property) or _skip(layer, k, vars(layer).get(k)):
+            raise ValueError(f"{w} is not a state attribute (a property, space, spec or function)")
+        todo.append((k, _value(vars(layer).get(k), v, w)))
+    return todo
+
+def _restore(env, snap, where: str):
+    "Write a `_snapshot` into the fresh `env`, after checking all of it (nothing changes when a check fails)."
+    layers = _layers(env); names = [type(l).__name__ for l in layers]
+    if not isinstance(snap, (list, tuple)) or any(not isinstance(s, (list, tuple)) or len(s) != 2 or not isinstance(s[1], dict) for s in snap):
+        raise ValueError(f"{where}: the saved env state is not a list of [layer, attributes] pairs")
+    if [s[0] for s in snap] != names:
+        raise ValueError(f"{where}: the state was saved from the wrapper stack {[s[0] for s in snap]}, this env is {names}")
+    todo = [(l, _checked_attrs(l, a, where)) for l, (_, a) in zip(layers, snap) if not isinstance(l, BaseEnvironment)]
+    for l, (_, a) in zip(layers, snap):
+        if isinstance(l, BaseEnvironment): l.set_plain_state(a)   # a custom env checks and writes its own state
+    for l, kv in todo:
+        for k, v in kv: vars(l)[k] = v
+
+def _save_envs(name: str, envs, last=None) -> dict:
+    "`envs` (single envs) and `last` as plain data; when they hold other objects only the generators are kept (`restart` says why)."
+    try:
+        out = {"envs": [_snapshot(e, f"{name} copy {n}") for n, e in enumerate(envs)], "restart": None}
+        if last is not None: out["last"] = _plain(last, f"{name}: last observations", False)
+        return out
+    except _NotPlain as why:
+        rngs = [_rng_of(e) for e in envs]
+        return {"envs": [None if g is None else {"__rng__": g.bit_generator.state} for g in rngs], "restart": str(why)}
+
+def _load_envs(name: str, envs, d: dict) -> bool:
+    "Restore `_save_envs` output into fresh `envs`; True when their episodes must restart (then only the generators are set)."
+    s = d.get("envs")
+    if not isinstance(s, (list, tuple)) or len(s) != len(envs):
+        raise ValueError(f"{name}: set_state `envs` must be a list of {len(envs)} saved env states, got {type(s).__name__}")
+    why = d.get("restart")
+    if why is None:   # reset first, so every attribute holds a value of its real kind to check the saved one against
+        for e in envs: _norm_reset(e.reset())
+        for n, (e, st) in enumerate(zip(envs, s)): _restore(e, st, f"{name} copy {n}")
+        return False
+    for n, (e, st) in enumerate(zip(envs, s)):
+        u = _layers(e)[-1]
+        if st is not None:
+            key = "_np_random" if "np_random" not in vars(u) else "np_random"
+            vars(u)[key] = _value(vars(u).get(key), st, f"{name} copy {n}: RNG")
+    warnings.warn(f"{name}: the saved state of its sub-envs is not restored because {str(why)[:200]} (only plain data is "
+                  "read from a saved state, never pickled objects); their episodes restart from a reset with the saved generators", stacklevel=3)
+    return True
+
+def _counters(name: str, d: dict, n: int):
+    "Validated episode return/length counters of a saved state."
+    out = []
+    for k, dt in (("ret", np.float64), ("len", np.int64)):
+        try: a = np.asarray(d[k], dt)
+        except (KeyError, TypeError, ValueError) as e: raise ValueError(f"{name}: set_state `{k}` is missing or not numeric ({e})") from None
+        if a.shape != (n,): raise ValueError(f"{name}: set_state `{k}` has shape {a.shape}, expected ({n},)")
+        out.append(a)
+    return out
 
 # %% ../../nbs/32_envs.registry.ipynb #c013
 def _resolve(ep):

@@ -376,10 +376,18 @@ def env_record(env) -> dict:
            "kwargs": to_safe(_plain_kwargs(getattr(sp, "kwargs", None))), "max_episode_steps": getattr(sp, "max_episode_steps", None),
            "state": None, "normalization": None}
     if callable(getattr(env, "get_state", None)):
-        try: rec["state"] = to_safe(env.get_state())
-        except NotImplementedError: pass
+        try: st = to_safe(env.get_state())
+        except NotImplementedError: st = None
+        # a custom env whose state holds other objects: not saved (the checkpoint stays loadable; resume restarts its episodes)
+        rec["state"] = st if _loadable(st) else None
     if callable(getattr(env, "state_dict", None)): rec["normalization"] = to_safe(env.state_dict())
     return rec
+
+def _loadable(o) -> bool:
+    "True when `o` holds only what `torch.load(weights_only=True)` reads back (tensors, plain values, containers)."
+    if o is None or isinstance(o, (bool, int, float, str, bytes, torch.Tensor)): return True
+    if type(o) in (list, tuple): return all(_loadable(v) for v in o)
+    return type(o) is dict and all(isinstance(k, (str, int)) and _loadable(v) for k, v in o.items())
 
 _env_record = env_record
 

@@ -292,8 +292,8 @@ def test_bandit_weight_blobs_and_snapshots(tmp_path, canary):
         con = sqlite3.connect(tmp_path / "mem.sqlite")
         con.execute("UPDATE weights SET blob = ?", (payload_bytes(canary),)); con.execute("UPDATE versions SET blob = ?", (blob[:-3],)); con.commit(); con.close()
         m2 = SQLiteRLMemory(path=tmp_path / "mem.sqlite"); await m2.connect()
-        with pytest.raises(WeightSchemaError): await m2.load_weights("m1")
-        with pytest.raises(WeightSchemaError): await m2.load_weight_version("m1", v)
+        with pytest.raises(WeightSchemaError, match=r"mem.sqlite.*'m1'.*foreign magic"): await m2.load_weights("m1")
+        with pytest.raises(WeightSchemaError, match=r"mem.sqlite.*'m1' version v1.*checksum"): await m2.load_weight_version("m1", v)
     asyncio.run(go())
 
 def test_no_unsafe_loader_in_the_package():

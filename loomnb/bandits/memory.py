@@ -358,7 +358,9 @@ class _SQLiteCore(_MemoryBase):
     async def load_weights(self, model_id: str) -> dict | None:
         "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
         if self._fresh(model_id): return self._cache[model_id][1]
-        out = self._load(model_id)[1]; self._checked_at[model_id] = time.monotonic(); return out
+        try: out = self._load(model_id)[1]
+        except WeightSchemaError as e: raise WeightSchemaError(f"SQLite memory {self.path!r}, model {model_id!r}: {e}") from None
+        self._checked_at[model_id] = time.monotonic(); return out
     async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None:
         "Persist `weights` as the model's active weights."
         self._txn(lambda: self._save(model_id, self._load_rev(model_id), weights))
@@ -509,7 +511,8 @@ class SQLiteRLMemory(_SQLiteExperiences):
     async def load_weight_version(self, model_id: str, version: str) -> dict | None:
         "The weights of a retained version (None if unknown); WeightSchemaError if its blob is corrupt."
         row = self._c.execute("SELECT blob FROM versions WHERE model_id = ? AND num = ?", (model_id, _vnum(version))).fetchone()
-        return None if row is None else self._checked(row[0])
+        try: return None if row is None else self._checked(row[0])
+        except WeightSchemaError as e: raise WeightSchemaError(f"SQLite memory {self.path!r}, model {model_id!r} version {version}: {e}") from None
     async def rollback_weights(self, model_id: str, version: str | None = None) -> str | None:
         "Make `version` (default: previous) the active weights and current version; returns it, or None if no target."
         def body():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 import numpy as np
+from ..core import atomic_write
 from .replay import ReplayBuffer, ReplayBatch, _check_arr
 
 # %% auto #0
@@ -244,7 +245,7 @@ def export_minari(source, # A ReplayBuffer (incl. prioritized, mmap, offline) to
                 data_format=data_format, jpeg_encoding=False, observation_space=o_json, action_space=a_json,
                 minari_version="0.5.4", combined_datasets=[], algorithm_name="loomnb", author="loomnb",
                 dataset_size=0.0, env_spec=None)
-    (data / "metadata.json").write_text(json.dumps(meta))
+    with atomic_write(data / "metadata.json", "w") as f: f.write(json.dumps(meta))   # written last: a dataset is complete once it is there
     return data
 
 # %% ../../nbs/23_buffers.offline.ipynb #c021

@@ -756,6 +756,7 @@ class DistributedTrainer:
                  info: DistInfo | None = None, # This rank (default: `world()`)
                  ddp: bool = True, # DDPPolicy for on-policy policies (False: the optimiser-hook all-reduce for all)
                  exchange: str = "auto", # Gradient averaging: "auto" (`pair_exchange`), "shm", "p2p" or "allreduce"
+                 env_kwargs: dict | None = None, # Keyword arguments of `make` for the env (e.g. backend, env parameters)
                 ):
         from loomnb.learner import Trainer, get_algorithm, _resolve_config
         from loomnb.envs.registry import make
@@ -764,7 +765,7 @@ class DistributedTrainer:
         cfg = _resolve_config(cls, config, n_envs)
         if not isinstance(env, str): raise TypeError(f"DistributedTrainer: `env` must be an env id (each rank makes its own), got {type(env).__name__}")
         self.seed, self.env_id, self.env_seed = seed, env, rank_seed(seed, self.info.rank)
-        venv = make(env, num_envs=getattr(cfg, "n_envs", 1), seed=self.env_seed)
+        venv = make(env, num_envs=getattr(cfg, "n_envs", 1), seed=self.env_seed, **(env_kwargs or {}))
         if device == "auto" and self.info.is_distributed: device = self.info.device
         lg = (Trainer._make_logger(logger) if self.info.is_main else None) if logger is not None else None
         self._sync_stop = _sync_stop_callback()
@@ -840,13 +841,13 @@ def _dt_from_checkpoint(cls, path, # Checkpoint written by `DistributedTrainer.s
                         info: DistInfo | None = None, # This rank (default: `world()`)
                        ) -> "DistributedTrainer":
     "Resume a run on this rank, with any world size."
-    from loomnb.learner import load_checkpoint, from_safe, restore_env, CheckpointError
+    from loomnb.learner import load_checkpoint, from_safe, restore_env, make_kwargs, CheckpointError
     ck = load_checkpoint(path)
     info = world() if info is None else info
     if _ranks_path(path).exists(): shared, mine, old_n = load_distributed(_ranks_path(path), info.rank)
     else: shared, mine, old_n = {"global_step": ck["train_state"]["global_step"], "total_timesteps": ck["train_state"]["total_timesteps"]}, None, 1
     self = cls(ck["algo"], ck["env"]["id"], seed=ck.get("seed", 0), config=ck["config"], callbacks=callbacks,
-               logger=logger, device=device, info=info)
+               logger=logger, device=device, info=info, env_kwargs=make_kwargs(ck["env"]))
     t, n = self.trainer, (info.world_size if _is_dist() else 1)
     src = _ranks_path(path) if mine is not None else Path(path)
     if mine is None and info.rank == 0:

@@ -17,8 +17,8 @@ from ..core import Config, ConfigError, atomic_write, did_you_mean, get_device, 
 # %% auto #0
 __all__ = ['ALGORITHMS', 'CHECKPOINT_FORMAT', 'CHECKPOINT_VERSION', 'lean_numba_runtime', 'TrainState', 'CancelFitException',
            'Callback', 'Algorithm', 'register_algorithm', 'get_algorithm', 'algorithms_supporting', 'CheckpointError',
-           'to_safe', 'checkpoint_digest', 'from_safe', 'load_checkpoint', 'env_record', 'env_from_record',
-           'restore_env', 'Trainer']
+           'to_safe', 'checkpoint_digest', 'from_safe', 'load_checkpoint', 'env_record', 'make_kwargs',
+           'env_from_record', 'restore_env', 'Trainer']
 
 # %% ../../nbs/38_learner.ipynb #c006
 _LEAN = {}  # what lean_numba_runtime did in this process: {"nrt": ..., "blas": ...}
@@ -391,15 +391,20 @@ def _loadable(o) -> bool:
 
 _env_record = env_record
 
+def make_kwargs(rec: dict, # `env_record` output
+               ) -> dict:
+    "The keyword arguments of `make` that build the recorded env again: its kwargs, backend and time limit ({} for older files)."
+    kw = from_safe(rec.get("kwargs"))
+    if not isinstance(kw, dict): return {}
+    if rec.get("backend") == "gymnasium": return {**kw, "backend": "gymnasium"}
+    return {**kw, "max_episode_steps": rec.get("max_episode_steps")}
+
 def env_from_record(rec: dict, # `env_record` output
                     seed=None, # Copy n is seeded with seed + n
                    ):
     "Make the env of a checkpoint again: its full id with the saved make-kwargs and backend (the id alone for older files)."
     from loomnb.envs.registry import make
-    kw = from_safe(rec.get("kwargs"))
-    if not isinstance(kw, dict): return make(rec["id"], num_envs=rec["num_envs"], seed=seed)
-    if rec.get("backend") == "gymnasium": return make(rec["id"], num_envs=rec["num_envs"], seed=seed, backend="gymnasium", **kw)
-    return make(rec["id"], num_envs=rec["num_envs"], seed=seed, **{**kw, "max_episode_steps": rec.get("max_episode_steps")})
+    return make(rec["id"], num_envs=rec["num_envs"], seed=seed, **make_kwargs(rec))
 
 def restore_env(env, # Env built for the resumed run
                 rec: dict, # `env_record` output of the checkpoint

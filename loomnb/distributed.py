@@ -579,7 +579,7 @@ def _spawn_worker(rank, fn, nprocs, port, args, out_dir, threads, backend, timeo
     torch.set_num_threads(threads)
     with distributed(backend=backend, device="cpu" if backend == "gloo" else "auto", timeout_s=timeout_s):
         res = fn(*args)
-    with open(Path(out_dir) / f"rank{rank}.pkl", "wb") as f: pickle.dump(res, f)
+    torch.save(res, Path(out_dir) / f"rank{rank}.pt")   # read back with weights_only=True: tensors and plain values
 
 def spawn(fn, # Importable (exported) function run on every rank; a notebook-defined function cannot be spawned
           nprocs: int = 2, # Number of ranks
@@ -588,7 +588,7 @@ def spawn(fn, # Importable (exported) function run on every rank; a notebook-def
           threads: int = 1, # torch threads per rank
           backend: str = "gloo", # Process-group backend
          ) -> list:
-    "Run `fn(*args)` on `nprocs` spawned ranks of one process group; returns the per-rank results."
+    "Run `fn(*args)` on `nprocs` spawned ranks of one process group; returns the per-rank results (tensors and plain values)."
     if getattr(fn, "__module__", None) in (None, "__main__"):
         raise ValueError(f"spawn: `fn` ({getattr(fn, '__name__', fn)!r}) must be importable by a fresh process, but it is "
                          "defined in __main__ (a notebook cell or script). Export it (nbdev-export) and pass the "
@@ -610,7 +610,13 @@ def spawn(fn, # Importable (exported) function run on every rank; a notebook-def
             for p in ctx.processes:
                 if p.is_alive(): p.kill()
             for p in ctx.processes: p.join(5)
-        return [pickle.load(open(Path(d) / f"rank{r}.pkl", "rb")) for r in range(nprocs)]
+        out = []
+        for r in range(nprocs):
+            try: out.append(torch.load(Path(d) / f"rank{r}.pt", weights_only=True))
+            except pickle.UnpicklingError as e:
+                raise RuntimeError(f"spawn: rank {r} returned a value other than tensors and plain Python values, which is not "
+                                   f"unpickled (no code from a file is run): {str(e).splitlines()[0]}") from None
+        return out
 
 # %% ../nbs/50_distributed.ipynb #c058
 class _Regressor(nn.Module):

@@ -46,7 +46,7 @@ def torchrun_ppo(nproc, steps, cfg=PPO, extra=()):
 
 SINGLE = """
 import json, resource, sys, time, torch
-from loomnb.learner import Trainer
+from loomnb.train.learner import Trainer
 def _children():
     u = resource.getrusage(resource.RUSAGE_CHILDREN); return u.ru_utime + u.ru_stime
 def main():

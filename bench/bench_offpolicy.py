@@ -53,7 +53,7 @@ def _bf16(lib) -> tuple[str, bool]:
 
 
 def _loomnb_trainer(algo, seed, bf16):
-    from loomnb.learner import Trainer
+    from loomnb.train.learner import Trainer
     t = TASKS[algo]
     if bf16 and algo not in ("sac", "td3"): raise SystemExit(f"loomnb-bf16: precision is a sac/td3 setting, not {algo}'s")
     cfg = {**t["loomnb"], **({"precision": "bfloat16"} if bf16 else {})}
@@ -208,8 +208,8 @@ def ws_ab(repeats, steps=100, batch=256, hidden=(256, 256)):
     import numpy as np
     import torch
     from loomnb.algos.sac import SquashedGaussianPolicy, hand_grad_layers, sac_step_hand
-    from loomnb.offpolicy import TorchBatch, make_adam, target_copy
-    from loomnb.qnets import EnsembleQNetwork
+    from loomnb.train.offpolicy import TorchBatch, make_adam, target_copy
+    from loomnb.agents.qnets import EnsembleQNetwork
     torch.set_num_threads(1); torch.manual_seed(0)
     od, ad = 3, 1   # Pendulum's sizes
     A0, C0 = SquashedGaussianPolicy(od, ad, hidden=hidden), EnsembleQNetwork(od, ad, hidden=hidden, n_critics=2)
@@ -254,7 +254,7 @@ def _median(xs):
 
 def _iqm_ci(xs):
     import numpy as np
-    from loomnb.eval_stats import interquartile_mean, stratified_bootstrap_ci
+    from loomnb.eval.stats import interquartile_mean, stratified_bootstrap_ci
     x = np.asarray(xs, float)
     if len(x) == 0: return (float("nan"),) * 3
     m = float(interquartile_mean(x))

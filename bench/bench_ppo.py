@@ -26,7 +26,7 @@ without gSDE too).
 
 Before the timed runs one short loomnb run fills the Numba kernel cache (cache=True), so every timed loomnb process
 loads its kernels instead of compiling them (compiling adds ~40 MB to the peak RSS and several seconds). That run
-also writes the object code of Numba's runtime module, which `Trainer` (`loomnb.learner.lean_numba_runtime`) then
+also writes the object code of Numba's runtime module, which `Trainer` (`loomnb.train.learner.lean_numba_runtime`) then
 loads instead of compiling it in every process; `LOOMNB_LEAN_NUMBA=0` in the environment measures without it.
 
 --update-bench times one PPO minibatch step and one A2C step in this process, loomnb's hand-written gradient step
@@ -97,7 +97,7 @@ class _Clock:
 
 
 def run_loomnb(env_id, seed, hp, total, stop_at_solve):
-    from loomnb.learner import Trainer, Callback
+    from loomnb.train.learner import Trainer, Callback
     from loomnb.eval import evaluate
     cfg = {k: v for k, v in hp.items() if k not in NOT_LOOMNB}
     clock = _Clock()
@@ -198,8 +198,8 @@ def worker(lib, env_id, seed, total, stop_at_solve, no_sde=False):
 
 STAGES = {  # (stage name, code) run in order in one fresh process; VmHWM is read after each
     "loomnb": [("import torch", "import torch; torch.set_num_threads(1)"),
-               ("import loomnb.learner + algos.ppo", "from loomnb.learner import Trainer; import loomnb.algos.ppo"),
-               ("lean_numba_runtime()", "from loomnb.learner import lean_numba_runtime; lean_numba_runtime()"),
+               ("import loomnb.train.learner + algos.ppo", "from loomnb.train.learner import Trainer; import loomnb.algos.ppo"),
+               ("lean_numba_runtime()", "from loomnb.train.learner import lean_numba_runtime; lean_numba_runtime()"),
                ("build env (first Numba kernel)", "from loomnb.envs.registry import make; make('CartPole-v1', num_envs=8, seed=0).reset(seed=0)"),
                ("build Trainer (policy, optimiser)", "tr = Trainer('ppo', env='CartPole-v1', seed=0, device='cpu', config=CFG)"),
                ("train 30k steps", "tr.train(30_000)")],
@@ -254,9 +254,9 @@ def _median(xs):
 
 
 def _ci(xs, statistic):
-    "Point value and 95% stratified-bootstrap CI (loomnb.eval_stats, 10k replicates) of `statistic` over seeds."
+    "Point value and 95% stratified-bootstrap CI (loomnb.eval.stats, 10k replicates) of `statistic` over seeds."
     import numpy as np
-    from loomnb.eval_stats import stratified_bootstrap_ci
+    from loomnb.eval.stats import stratified_bootstrap_ci
     xs = np.asarray([x for x in xs if x == x], float)
     if len(xs) == 0: return (float("nan"),) * 3
     lo, hi = stratified_bootstrap_ci(xs, statistic, 10_000, 0.95, 0)
@@ -291,7 +291,7 @@ def summarize(results, env, libs):
     loads = [x for r in results for x in (r.get("load_start"), r.get("load_end")) if x is not None]
     if loads: print(f"load average during the runs: {min(loads):.1f}-{max(loads):.1f}")
     if env != "CartPole-v1":
-        from loomnb.eval_stats import aggregate_mean, interquartile_mean
+        from loomnb.eval.stats import aggregate_mean, interquartile_mean
         print("\nfinal deterministic eval return (10 episodes per seed); mean and IQM over seeds [95% stratified bootstrap CI]:")
         for l, rs in by.items():
             ev = [r["eval"] for r in rs]
@@ -307,7 +307,7 @@ def update_bench(repeats=7, updates=5):
     real rollout, alternating, median of repeats."""
     import numpy as np, torch
     torch.set_num_threads(1)
-    from loomnb.learner import Trainer
+    from loomnb.train.learner import Trainer
     from loomnb.algos.ppo import ppo_update
     from loomnb.algos.a2c import a2c_update, FAST_CARTPOLE
     cfg = {k: v for k, v in ZOO["CartPole-v1"].items() if k not in NOT_LOOMNB}
@@ -348,7 +348,7 @@ def a2c_run_bench(steps=20_000, repeats=3):
     step's state kept between updates (`A2C.update`) against rebuilt every update, alternating, median of repeats."""
     import torch
     torch.set_num_threads(1)
-    from loomnb.learner import Trainer
+    from loomnb.train.learner import Trainer
     from loomnb.algos.a2c import a2c_step
     res = {True: [], False: []}
     for r in range(repeats + 1):
@@ -372,10 +372,10 @@ def engine_room_bench(repeats=3, steps=None):
     `Adam(foreach=True)` / `RMSprop(foreach=True)` on PPO's CartPole networks."""
     import torch
     torch.set_num_threads(1)
-    from loomnb.learner import Trainer
+    from loomnb.train.learner import Trainer
     from loomnb.fast import fast_paths
     from loomnb.fast.optim import FusedAdam, ForeachRMSprop
-    from loomnb.nets import DiscretePolicy
+    from loomnb.agents.nets import DiscretePolicy
     cfg = {k: v for k, v in ZOO["CartPole-v1"].items() if k not in NOT_LOOMNB}
     out = {"load": os.getloadavg()[0]}
     for algo, c0, n in (("ppo", cfg, steps or 20_480), ("a2c", {}, steps or 20_000)):

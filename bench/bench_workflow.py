@@ -34,10 +34,10 @@ def time_logger(make, n=500, repeats=5):
 
 def main():
     ap = argparse.ArgumentParser(); ap.add_argument("--repeats", type=int, default=5); a = ap.parse_args()
-    from loomnb.loggers import ConsoleLogger, CSVLogger, JSONLLogger, WandbLogger, TensorBoardLogger
-    from loomnb.widgets import MetricsCollector
-    from loomnb.runs import RunRegistry
-    from loomnb.runner import run_notebook, run_sweep
+    from loomnb.train.loggers import ConsoleLogger, CSVLogger, JSONLLogger, WandbLogger, TensorBoardLogger
+    from loomnb.workflow.widgets import MetricsCollector
+    from loomnb.workflow.runs import RunRegistry
+    from loomnb.workflow.runner import run_notebook, run_sweep
     d = Path(tempfile.mkdtemp()); devnull = open(os.devnull, "w")
     rows = [("ConsoleLogger (/dev/null)", lambda: ConsoleLogger(file=devnull)), ("CSVLogger", lambda: CSVLogger(d / "m.csv")),
             ("JSONLLogger", lambda: JSONLLogger(d / "m.jsonl")), ("WandbLogger disabled", lambda: WandbLogger(mode="disabled")),

@@ -9,7 +9,7 @@ __all__ = []
 
 # %% ../nbs/83_main.ipynb #c002
 import sys
-from .cli import main
+from .workflow.cli import main
 
 # %% ../nbs/83_main.ipynb #c004
 if __name__ == "__main__" and "__file__" in globals(): sys.exit(main())

@@ -13,7 +13,8 @@ import numpy as np
 import numba
 
 # %% auto #0
-__all__ = ['seed_everything', 'get_device', 'did_you_mean', 'atomic_write', 'ConfigError', 'Config', 'git_info', 'run_info']
+__all__ = ['seed_everything', 'rank_seed', 'get_device', 'did_you_mean', 'atomic_write', 'ConfigError', 'Config', 'git_info',
+           'run_info']
 
 # %% ../nbs/00_core.ipynb #c005
 @numba.njit(cache=True)
@@ -37,6 +38,19 @@ def seed_everything(seed: int, # Non-negative integer seed
         torch.use_deterministic_algorithms(True, warn_only=True)
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     return np.random.default_rng(seed)
+
+# %% ../nbs/00_core.ipynb #846973ab
+def rank_seed(seed: int, # The run's seed (shared by all ranks)
+              rank: int, # Global rank
+             ) -> int:
+    "The seed rank `rank` uses for its envs and sampling (`seed` itself on rank 0)."
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**32:
+        raise ValueError(f"rank_seed: `seed` must be an int in [0, 2**32), got {seed!r}")
+    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 0:
+        raise ValueError(f"rank_seed: `rank` must be an int >= 0, got {rank!r}")
+    if rank == 0: return int(seed)
+    return int(np.random.SeedSequence([int(seed), int(rank)]).generate_state(1, np.uint32)[0])
+
 
 # %% ../nbs/00_core.ipynb #c010
 def get_device(device: str | None = "auto", # "auto", "cpu", "cuda", "cuda:1", "mps", or a `torch.device`

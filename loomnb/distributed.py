@@ -15,11 +15,11 @@ import torch.nn as nn
 import torch.distributed as dist
 import torch.multiprocessing as tmp_mp
 from torch.nn.parallel import DistributedDataParallel as DDP
-from .core import seed_everything, get_device, did_you_mean
+from .core import seed_everything, get_device, did_you_mean, rank_seed
 
 # %% auto #0
 __all__ = ['DistInfo', 'env_info', 'rank_device', 'choose_backend', 'init_distributed', 'teardown', 'world', 'distributed',
-           'free_port', 'local_environ', 'rank_seed', 'seed_rank', 'broadcast_module', 'max_param_diff', 'PairExchange',
+           'free_port', 'local_environ', 'seed_rank', 'broadcast_module', 'max_param_diff', 'PairExchange',
            'pair_exchange', 'pair_comm_hook', 'PairGradSync', 'DDPPolicy', 'unwrap', 'average_gradients',
            'sync_optimizer', 'is_main_process', 'barrier', 'reduce_metrics', 'on_rank0', 'RankZeroLogger',
            'save_distributed', 'load_distributed', 'spawn', 'ddp_smoke', 'torchrun_command', 'launch',
@@ -175,17 +175,6 @@ def local_environ(rank: int = 0, # Rank of this process
                 GROUP_RANK="0", GROUP_WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
 
 # %% ../nbs/50_distributed.ipynb #c024
-def rank_seed(seed: int, # The run's seed (shared by all ranks)
-              rank: int, # Global rank
-             ) -> int:
-    "The seed rank `rank` uses for its envs and sampling (`seed` itself on rank 0)."
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**32:
-        raise ValueError(f"rank_seed: `seed` must be an int in [0, 2**32), got {seed!r}")
-    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 0:
-        raise ValueError(f"rank_seed: `rank` must be an int >= 0, got {rank!r}")
-    if rank == 0: return int(seed)
-    return int(np.random.SeedSequence([int(seed), int(rank)]).generate_state(1, np.uint32)[0])
-
 def seed_rank(seed: int, # The run's seed
               info: DistInfo | None = None, # This rank (default: `world()`)
              ) -> np.random.Generator:
@@ -395,7 +384,7 @@ class _Dispatch(nn.Module):
 class DDPPolicy(nn.Module):
     "A policy whose methods run through DistributedDataParallel, so their gradients are all-reduced."
     _routed = ("act", "evaluate", "get_value", "get_action_and_logprob", "get_logprob_and_entropy")
-    def __init__(self, policy: nn.Module, # Policy (e.g. `loomnb.nets.DiscretePolicy`) already on this rank's device
+    def __init__(self, policy: nn.Module, # Policy (e.g. `loomnb.agents.nets.DiscretePolicy`) already on this rank's device
                  find_unused_parameters: bool = False, # DDP only: needed if some parameters get no gradient in a backward pass
                  exchange: str = "auto", # Gradient averaging: "auto" (`pair_exchange`), "shm", "p2p" or "allreduce"
                 ):
@@ -514,7 +503,7 @@ def on_rank0(fn, *args, **kwargs):
 # %% ../nbs/50_distributed.ipynb #c048
 class RankZeroLogger:
     "Wraps a logger: metrics are averaged over ranks and written by rank 0 only."
-    def __init__(self, logger, # Any object with .log(metrics, step) and .close() (a `loomnb.loggers` logger)
+    def __init__(self, logger, # Any object with .log(metrics, step) and .close() (a `loomnb.train.loggers` logger)
                  reduce: bool = True, # Average metrics over ranks first (every rank must then call .log together)
                  scale_step: bool = False, # Multiply `step` by the world size (per-rank -> global env steps)
                 ):
@@ -544,7 +533,7 @@ def save_distributed(path, # File to write (on rank 0)
         states = [torch.load(io.BytesIO(b), map_location="cpu", weights_only=True) for b in blobs] if is_main_process() else []
     if is_main_process():
         from loomnb.core import atomic_write
-        from loomnb.learner import checkpoint_digest
+        from loomnb.train.learner import checkpoint_digest
         ck = {"format": "loomnb.distributed/1", "world_size": len(states), "shared": shared, "ranks": states}
         ck["digest"] = checkpoint_digest(ck)
         with atomic_write(path) as f: torch.save(ck, f)
@@ -554,7 +543,7 @@ def load_distributed(path, # File written by `save_distributed`
                      rank: int | None = None, # Rank to load for (default: this process's rank)
                     ) -> tuple[dict, dict | None, int]: # shared state, this rank's state or None, saved world size
     "Read a distributed checkpoint for one rank; a rank the saved job did not have gets `None`."
-    from loomnb.learner import CheckpointError, checkpoint_digest
+    from loomnb.train.learner import CheckpointError, checkpoint_digest
     path = Path(path)
     if not path.exists(): raise FileNotFoundError(f"load_distributed: no checkpoint at {str(path)!r}")
     try: ck = torch.load(path, map_location="cpu", weights_only=True)  # tensors and plain values only: never runs code
@@ -732,7 +721,7 @@ class _SyncStop:
         if stop and not state.stop: state.stop, state.stop_reason = True, "another rank stopped"
 
 def _sync_stop_callback():
-    from loomnb.learner import Callback
+    from loomnb.train.learner import Callback
     class SyncStop(_SyncStop, Callback):
         def before_fit(self, state): pass
     return SyncStop()
@@ -749,7 +738,7 @@ class _GlobalLogger(RankZeroLogger):
 
 # %% ../nbs/50_distributed.ipynb #c071
 class DistributedTrainer:
-    "A `loomnb.learner.Trainer` on one rank of a data-parallel job (a plain Trainer in a single process)."
+    "A `loomnb.train.learner.Trainer` on one rank of a data-parallel job (a plain Trainer in a single process)."
     def __init__(self, algo, # Registered algorithm name or class
                  env: str, # Env id (each rank makes its own copy from its rank seed)
                  seed: int = 0, # Run seed: shared init seed; envs and sampling use `rank_seed(seed, rank)`
@@ -764,7 +753,7 @@ class DistributedTrainer:
                  exchange: str = "auto", # Gradient averaging: "auto" (`pair_exchange`), "shm", "p2p" or "allreduce"
                  env_kwargs: dict | None = None, # Keyword arguments of `make` for the env (e.g. backend, env parameters)
                 ):
-        from loomnb.learner import Trainer, get_algorithm, _resolve_config
+        from loomnb.train.learner import Trainer, get_algorithm, _resolve_config
         from loomnb.envs.registry import make
         self.info = world() if info is None else info
         cls = algo if isinstance(algo, type) else get_algorithm(algo)
@@ -822,7 +811,7 @@ def _ranks_path(path) -> Path: return Path(str(path) + ".ranks")
 def _dt_save(self, path, # Checkpoint path; every rank's state goes to `path.ranks`
             ) -> Path:
     "Collective: rank 0 writes a Trainer checkpoint at `path` plus every rank's stream state at `path.ranks`."
-    from loomnb.learner import to_safe, env_record
+    from loomnb.train.learner import to_safe, env_record
     t = self.trainer
     mine = {"env": env_record(t.env), "algo": to_safe(t.algo.state_dict()), "torch_rng": torch.get_rng_state(),
             "train_state": t.state.state_dict(), "env_seed": self.env_seed}
@@ -847,7 +836,7 @@ def _dt_from_checkpoint(cls, path, # Checkpoint written by `DistributedTrainer.s
                         info: DistInfo | None = None, # This rank (default: `world()`)
                        ) -> "DistributedTrainer":
     "Resume a run on this rank, with any world size."
-    from loomnb.learner import load_checkpoint, from_safe, restore_env, make_kwargs, CheckpointError
+    from loomnb.train.learner import load_checkpoint, from_safe, restore_env, make_kwargs, CheckpointError
     ck = load_checkpoint(path)
     info = world() if info is None else info
     if _ranks_path(path).exists(): shared, mine, old_n = load_distributed(_ranks_path(path), info.rank)
@@ -889,7 +878,7 @@ def sync_report(trainer: DistributedTrainer) -> dict:
 
 def _stop_at(iteration: int):
     "A callback returning False (stop) once `iteration` iterations are done."
-    from loomnb.learner import Callback
+    from loomnb.train.learner import Callback
     class StopAt(Callback):
         def after_iteration(self, state): return state.iteration < iteration
     return StopAt()

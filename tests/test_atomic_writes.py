@@ -26,7 +26,7 @@ def _kill_while_writing(write, tmp: Path, kills: int, seed: int):
     assert leftovers > 0, "no kill landed inside a write: the test did not exercise the window it is about"
 
 def test_sigkill_during_trainer_save(tmp_path):
-    from loomnb.learner import Trainer, load_checkpoint
+    from loomnb.train.learner import Trainer, load_checkpoint
     t = Trainer("ppo", env="CartPole-v1", seed=0, config=dict(n_envs=2, n_steps=16, batch_size=32, n_epochs=1, hidden=[256, 256]))
     t.train(32)
     old = tmp_path / "model.pt"; t.save(old); steps = [load_checkpoint(old)["train_state"]["global_step"]]

@@ -14,7 +14,7 @@ def test_cli_train_nproc_2(tmp_path):
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert ckpt.exists()
     assert r.stdout.count("loomnb train: done.") == 1, r.stdout  # only rank 0 reports
-    from loomnb.learner import load_checkpoint
+    from loomnb.train.learner import load_checkpoint
     d = load_checkpoint(ckpt)
     assert d is not None
 

@@ -7,7 +7,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 CFG = dict(n_actors=2, n_envs=8, learning_rate=2e-3, ent_coef=0.0)
 
 def test_impala_two_actors_learn_cartpole(tmp_path):
-    from loomnb.learner import Trainer
+    from loomnb.train.learner import Trainer
     from loomnb.eval import evaluate
     t = Trainer("impala", "CartPole-v1", seed=0, config=CFG)
     s = t.train(50_000)
@@ -20,7 +20,7 @@ def test_impala_two_actors_learn_cartpole(tmp_path):
     assert (r.predict(obs) == t.predict(obs)).all() and r.algo.version == t.algo.version == s["n_updates"]
 
 def test_failing_actor_raises_with_its_traceback():
-    from loomnb.learner import Trainer
+    from loomnb.train.learner import Trainer
     t = Trainer("impala", "CartPole-v1", seed=0, config={**CFG, "actor_timeout_s": 60})
     t.algo.fail_after = 1
     t0 = time.monotonic()

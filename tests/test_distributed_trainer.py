@@ -27,7 +27,7 @@ def test_ppo_two_ranks_identical_params_and_both_contribute(tmp_path):
     assert r0["total_timesteps"] == 4096
     # resume the 2-rank job in one process (world size 1): rank 0's stream, global step counter kept
     from loomnb.distributed import DistributedTrainer, DistInfo
-    from loomnb.learner import Trainer
+    from loomnb.train.learner import Trainer
     t = DistributedTrainer.from_checkpoint(out / "ck.pt", info=DistInfo())
     assert t.state.global_step == 4096
     assert t.train(4096 + 512)["total_timesteps"] == 4096 + 512

@@ -48,7 +48,7 @@ def test_cli_rejects_discrete_env_for_sac(tmp_path):
 def test_resume_in_fresh_process_equals_uninterrupted(tmp_path, algo, env, cfg):
     common = f"""
         import torch; torch.set_num_threads(1)
-        from loomnb.learner import Trainer, Callback
+        from loomnb.train.learner import Trainer, Callback
         CFG = {cfg!r}
         class SaveAndStop(Callback):
             def after_iteration(self, state):

@@ -1,4 +1,4 @@
-"""Fresh-process checks of `loomnb.learner.lean_numba_runtime` (Numba's NRT from cached object code, no eager numpy.ma or
+"""Fresh-process checks of `loomnb.train.learner.lean_numba_runtime` (Numba's NRT from cached object code, no eager numpy.ma or
 scipy.linalg import). Each check runs in a new interpreter: what is measured is what a process does at start-up."""
 import json, os, subprocess, sys, textwrap
 import pytest
@@ -12,7 +12,7 @@ def _run(code: str, env: dict | None = None, cwd=None) -> dict:
 _TRAIN = """
 import json, sys, torch
 torch.set_num_threads(1)
-from loomnb.learner import Trainer, _LEAN
+from loomnb.train.learner import Trainer, _LEAN
 import loomnb.algos.ppo
 tr = Trainer("ppo", env="CartPole-v1", seed=3, config={"n_envs": 4, "n_steps": 32, "batch_size": 64, "n_epochs": 2})
 m = tr.train(1024)
@@ -36,7 +36,7 @@ def test_trainer_lean_runtime_same_numbers():
 _KERNELS = """
 import json, sys
 import numpy as np
-from loomnb.learner import lean_numba_runtime
+from loomnb.train.learner import lean_numba_runtime
 st = lean_numba_runtime()
 from numba import njit
 from numba.typed import List
@@ -76,7 +76,7 @@ def test_new_kernels_after_lean_runtime():
 _CACHED_DOT = """
 import json, sys
 import numpy as np
-from loomnb.learner import lean_numba_runtime
+from loomnb.train.learner import lean_numba_runtime
 st = lean_numba_runtime()
 sys.path.insert(0, ".")
 import dotmod
@@ -99,7 +99,7 @@ def test_cached_blas_kernel_resolves_blas_lazily(tmp_path):
 def test_nrt_stats_uses_numbas_own_path():
     r = _run("""
     import json, numpy as np
-    from loomnb.learner import lean_numba_runtime
+    from loomnb.train.learner import lean_numba_runtime
     st = lean_numba_runtime()
     from numba import njit
     from numba.core.runtime import rtsys

@@ -21,7 +21,7 @@ def test_resume_in_fresh_process_equals_uninterrupted(tmp_path):
     # process 1: the uninterrupted runs, then the same runs stopped after 3 iterations and saved
     first = _py(f"""
         import torch; torch.set_num_threads(1)
-        from loomnb.learner import Trainer, Callback
+        from loomnb.train.learner import Trainer, Callback
         class SaveAndStop(Callback):
             def __init__(self, path): self.path = path
             def after_iteration(self, state):
@@ -34,7 +34,7 @@ def test_resume_in_fresh_process_equals_uninterrupted(tmp_path):
     # process 2: resume from the checkpoints and finish
     second = _py(f"""
         import torch; torch.set_num_threads(1)
-        from loomnb.learner import Trainer
+        from loomnb.train.learner import Trainer
         for algo in {list(CFGS)!r}:
             t = Trainer.from_checkpoint(algo + "_mid.pt"); t.train(); t.save(algo + "_resumed.pt")
     """, tmp_path)

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from loomnb.envs.registry import make
-from loomnb.learner import Trainer, env_record, env_from_record, load_checkpoint
+from loomnb.train.learner import Trainer, env_record, env_from_record, load_checkpoint
 
 _ON = dict(n_envs=2, n_steps=16, batch_size=32, n_epochs=1)
 

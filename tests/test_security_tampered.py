@@ -33,7 +33,7 @@ def truncate(path: Path, out: Path) -> Path:
     raw = path.read_bytes(); out.write_bytes(raw[: len(raw) // 2]); return out
 
 # ---------------------------------------------------------------------------------------------- checkpoints
-from loomnb.learner import Trainer, CheckpointError, to_safe
+from loomnb.train.learner import Trainer, CheckpointError, to_safe
 
 _ON = dict(n_envs=2, n_steps=16, batch_size=32, n_epochs=1)
 _OFF = dict(n_envs=1, buffer_size=64, learning_starts=16, batch_size=8)
@@ -252,7 +252,7 @@ def test_offline_dataset_files(tmp_path, canary):
 
 # ---------------------------------------------------------------------------------------------- registry, configs
 def test_run_registry_rows_and_file(tmp_path):
-    from loomnb.runs import RunRegistry, RegistryError
+    from loomnb.workflow.runs import RunRegistry, RegistryError
     reg = RunRegistry(tmp_path / "reg.sqlite"); rid = reg.start(params={"a": 1}, kind="train"); reg.finish(rid, metrics={"m": 1.0})
     con = sqlite3.connect(reg.path); con.execute("UPDATE runs SET params = ? WHERE id = ?", ("cos\nsystem\n(S'touch x'\ntR.", rid)); con.commit(); con.close()
     with pytest.raises(RegistryError, match=r"reg.sqlite.*malformed `params`"): reg.get(rid)
@@ -263,7 +263,7 @@ def test_run_registry_rows_and_file(tmp_path):
 
 def test_yaml_and_toml_configs(tmp_path, canary):
     from loomnb.core import ConfigError
-    from loomnb.cli import TrainingConfig
+    from loomnb.workflow.experiment import TrainingConfig
     from loomnb.bandits.service import RLSettings
     y = tmp_path / "exp.yaml"; y.write_text(f"algorithm: !!python/object/apply:os.system [\"touch '{canary}'\"]\nenv: CartPole-v1\n")
     with pytest.raises(ConfigError, match="exp.yaml.*Python tags are refused"): TrainingConfig.from_yaml(y)

@@ -41,7 +41,7 @@ def test_train_from_yaml(tmp_path):
 
 def test_bad_input(tmp_path, capsys, monkeypatch):
     "In-process (main returns the exit code): every bad input is one error line naming the problem, exit code 2."
-    from loomnb.cli import main
+    from loomnb.workflow.cli import main
     monkeypatch.chdir(tmp_path)
     def err(*args):
         rc = main(list(args)); e = capsys.readouterr().err

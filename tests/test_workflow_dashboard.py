@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 def test_dashboard_controls_real_training(tmp_path):
-    from loomnb.learner import Trainer
-    from loomnb.widgets import TrainingDashboard, HTMLReport
+    from loomnb.train.learner import Trainer
+    from loomnb.workflow.widgets import TrainingDashboard, HTMLReport
     tr = Trainer("ppo", env="CartPole-v1", seed=0, config=dict(n_envs=4, n_steps=32, batch_size=64, n_epochs=2, anneal_lr=False,
                                                                learning_rate=1e-3, ent_coef=0.0, clip_eps=0.2))
     dash = TrainingDashboard(tr, total_timesteps=10_000_000, checkpoint_path=tmp_path / "final.pt", redraw_every=0.1)

@@ -8,8 +8,8 @@ os.environ.setdefault("WANDB_MODE", "disabled")
 NB = ROOT / "papermill_runs" / "train.ipynb"
 
 def test_rerun_of_recorded_notebook_run_reproduces_metrics(tmp_path):
-    from loomnb.runner import run_notebook, rerun, deterministic_metrics
-    from loomnb.runs import RunRegistry
+    from loomnb.workflow.runner import run_notebook, rerun, deterministic_metrics
+    from loomnb.workflow.runs import RunRegistry
     reg = RunRegistry(tmp_path / "registry.sqlite")
     params = {"total_timesteps": 1024, "eval_episodes": 3, "seed": 5, "config": {"n_envs": 4, "n_steps": 64, "batch_size": 64, "n_epochs": 3}}
     first = run_notebook(NB, params, tmp_path / "runs", reg)
@@ -23,9 +23,9 @@ def test_rerun_of_recorded_notebook_run_reproduces_metrics(tmp_path):
     pd.testing.assert_frame_equal(c1[cols], c2[cols], check_exact=True)   # the whole learning curve, not just the end
 
 def test_rerun_of_recorded_cli_run(tmp_path, monkeypatch):
-    from loomnb.cli import train_from_config
-    from loomnb.runner import rerun, deterministic_metrics
-    from loomnb.runs import RunRegistry
+    from loomnb.workflow.experiment import train_from_config
+    from loomnb.workflow.runner import rerun, deterministic_metrics
+    from loomnb.workflow.runs import RunRegistry
     monkeypatch.chdir(tmp_path)
     reg = RunRegistry(tmp_path / "registry.sqlite")
     m = train_from_config({"algorithm": "ppo", "env": "CartPole-v1", "total_timesteps": 768, "seed": 2,
@@ -34,8 +34,8 @@ def test_rerun_of_recorded_cli_run(tmp_path, monkeypatch):
     assert deterministic_metrics(reg.get(m["run_id"])["metrics"]) == deterministic_metrics(again["metrics"])
 
 def test_cli_runs_rerun(tmp_path, monkeypatch, capsys):
-    from loomnb.cli import main, train_from_config
-    from loomnb.runs import RunRegistry
+    from loomnb.workflow.cli import main, train_from_config
+    from loomnb.workflow.runs import RunRegistry
     monkeypatch.chdir(tmp_path)
     reg = RunRegistry(tmp_path / "registry.sqlite")
     m = train_from_config({"algorithm": "ppo", "env": "CartPole-v1", "total_timesteps": 512, "seed": 4,

@@ -10,8 +10,8 @@ NB = ROOT / "papermill_runs" / "train.ipynb"
 TINY = {"total_timesteps": 512, "eval_episodes": 2, "config": {"n_envs": 4, "n_steps": 32, "batch_size": 64, "n_epochs": 2}}
 
 def test_two_seed_sweep_with_failure_and_resume(tmp_path):
-    from loomnb.runner import run_sweep
-    from loomnb.runs import RunRegistry
+    from loomnb.workflow.runner import run_sweep
+    from loomnb.workflow.runs import RunRegistry
     reg = RunRegistry(tmp_path / "registry.sqlite")
     res = run_sweep(NB, TINY, grid={"env": ["CartPole-v1", "CartPol-v1"]}, seeds="0-1", out_dir=tmp_path / "sweep",
                     workers=2, registry=reg)
@@ -35,7 +35,7 @@ def test_two_seed_sweep_with_failure_and_resume(tmp_path):
     assert res2[res2.skipped].run_id.tolist() == ok.run_id.tolist()
 
 def test_unknown_parameter_lists_the_notebooks_parameters(tmp_path):
-    from loomnb.runner import run_sweep
+    from loomnb.workflow.runner import run_sweep
     with pytest.raises(ValueError, match="total_timesteps") as e:
         run_sweep(NB, {"total_timestep": 10}, out_dir=tmp_path)
     assert "Did you mean 'total_timesteps'" in str(e.value)

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from ..core import Config
-from ..nets import policy_evaluate
+from ..agents.nets import policy_evaluate
 from ..fast import make_step, make_adam, make_rmsprop
 from ..buffers.rollout import RolloutBuffer
-from ..onpolicy import OnPolicyAlgorithm, explained_variance
-from ..learner import TrainState, register_algorithm
+from ..train.onpolicy import OnPolicyAlgorithm, explained_variance
+from ..train.learner import TrainState, register_algorithm
 
 # %% auto #0
 __all__ = ['FAST_CARTPOLE', 'A2CConfig', 'a2c_loss', 'A2CStep', 'a2c_step', 'a2c_update', 'A2C']
@@ -75,7 +75,7 @@ def a2c_loss(logp: torch.Tensor, # [B] log-probs of the taken actions under the 
 # %% ../../nbs/41_algos.a2c.ipynb #c013
 class A2CStep:
     "One autograd step of `a2c_loss` on the whole rollout: forward, loss, backward, global-norm clip, optimizer step."
-    def __init__(self, policy: torch.nn.Module, # Policy with the interface of `loomnb.nets`
+    def __init__(self, policy: torch.nn.Module, # Policy with the interface of `loomnb.agents.nets`
                  optimizer: torch.optim.Optimizer, # Optimizer over its parameters
                  cfg: A2CConfig, # Coefficients
                 ):
@@ -100,7 +100,7 @@ def a2c_step(policy, optimizer, cfg: A2CConfig, keep=None):
                                        max_grad_norm=cfg.max_grad_norm)
     return fast or A2CStep(policy, optimizer, cfg)
 
-def a2c_update(policy: torch.nn.Module, # Policy with the interface of `loomnb.nets`
+def a2c_update(policy: torch.nn.Module, # Policy with the interface of `loomnb.agents.nets`
                optimizer: torch.optim.Optimizer, # Optimizer over the policy's parameters
                buffer: RolloutBuffer, # Rollout with advantages computed
                cfg: A2CConfig, # Hyperparameters

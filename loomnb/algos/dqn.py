@@ -12,9 +12,9 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from ..learner import TrainState, register_algorithm
-from ..offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, to_torch, make_adam, step_fast, clear_grads
-from ..qnets import (SimpleQNetwork, DuelingQNetwork, CategoricalQNetwork, polyak_update, target_copy,
+from ..train.learner import TrainState, register_algorithm
+from ..train.offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, to_torch, make_adam, step_fast, clear_grads
+from ..agents.qnets import (SimpleQNetwork, DuelingQNetwork, CategoricalQNetwork, polyak_update, target_copy,
                           reset_noise)
 
 # %% auto #0

@@ -13,10 +13,10 @@ import torch
 import torch.multiprocessing as mp
 from gymnasium import spaces
 from ..core import Config, did_you_mean
-from ..nets import make_policy, check_policy, policy_evaluate
+from ..agents.nets import make_policy, check_policy, policy_evaluate
 from ..ops.vtrace import vtrace
-from ..learner import Algorithm, TrainState, register_algorithm
-from ..distributed import rank_seed
+from ..train.learner import Algorithm, TrainState, register_algorithm
+from ..core import rank_seed
 from ..envs.registry import make
 
 # %% auto #0

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from ..core import Config, ConfigError
-from ..nets import policy_evaluate
+from ..agents.nets import policy_evaluate
 from ..fast import make_step
 from ..buffers.rollout import RolloutBuffer, RolloutBatch
-from ..onpolicy import OnPolicyAlgorithm, explained_variance
-from ..learner import TrainState, register_algorithm
+from ..train.onpolicy import OnPolicyAlgorithm, explained_variance
+from ..train.learner import TrainState, register_algorithm
 
 # %% auto #0
 __all__ = ['STAT_KEYS', 'ZOO_CARTPOLE', 'PPOConfig', 'ppo_loss', 'PPOLoss', 'PPOStep', 'ppo_step', 'ppo_update', 'PPO']
@@ -123,7 +123,7 @@ class PPOLoss:
 # %% ../../nbs/40_algos.ppo.ipynb #075766af
 class PPOStep:
     "One autograd minibatch step of `ppo_loss`: forward, loss, backward, global-norm clip, optimizer step."
-    def __init__(self, policy: torch.nn.Module, # Policy with the interface of `loomnb.nets`
+    def __init__(self, policy: torch.nn.Module, # Policy with the interface of `loomnb.agents.nets`
                  optimizer: torch.optim.Optimizer, # Optimizer over its parameters
                  cfg: PPOConfig, # Coefficients and switches
                 ):
@@ -161,7 +161,7 @@ def _rank_mean(x: torch.Tensor) -> float:
         x = x.detach().reshape(1).clone(); d.all_reduce(x); return x.item() / d.get_world_size()
     return x.item()
 
-def ppo_update(policy: torch.nn.Module, # Policy with the interface of `loomnb.nets`
+def ppo_update(policy: torch.nn.Module, # Policy with the interface of `loomnb.agents.nets`
                optimizer: torch.optim.Optimizer, # Optimizer over the policy's parameters
                buffer: RolloutBuffer, # Rollout with advantages computed
                cfg: PPOConfig, # Hyperparameters

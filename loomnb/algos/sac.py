@@ -13,11 +13,11 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from ..learner import TrainState, register_algorithm
+from ..train.learner import TrainState, register_algorithm
 from ..fast import fast_enabled
-from ..offpolicy import (OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast,
+from ..train.offpolicy import (OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast,
                               clear_grads, PRECISIONS, step_layers, check_precision, autocast_for)
-from ..qnets import (SquashedGaussianPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
+from ..agents.qnets import (SquashedGaussianPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
                           squashed_gaussian_logprob, relu_mlp_layers, mlp_forward, mlp_backward, ensemble_forward,
                           ensemble_backward, ensemble_action_grad)
 
@@ -37,7 +37,7 @@ class SACConfig(OffPolicyConfig):
     log_std_min: float = -20.0       # Actor log-std lower clamp
     log_std_max: float = 2.0         # Actor log-std upper clamp
     hand_grad: bool = True           # On CPU with the default networks: hand-written gradients (same updates as autograd)
-    precision: str = "float32"       # "bfloat16": hidden-layer products in bfloat16, float32 elsewhere (`loomnb.qnets.mixed_layers`)
+    precision: str = "float32"       # "bfloat16": hidden-layer products in bfloat16, float32 elsewhere (`loomnb.agents.qnets.mixed_layers`)
 
     def validate(self):
         super().validate()
@@ -126,7 +126,7 @@ def sac_step(actor: nn.Module, # SquashedGaussianPolicy-like: .sample(obs) -> (a
 # %% ../../nbs/43_algos.sac.ipynb #c019
 def _critic_step_hand(critic, critic_opt, obs, actions, y, # ReLU ensemble, its optimizer, batch, targets [B]
                       coef: float, # loss = coef * sum over critics of the mean squared TD error
-                      ws: dict | None, # Workspace (see `loomnb.qnets.scratch`)
+                      ws: dict | None, # Workspace (see `loomnb.agents.qnets.scratch`)
                       cl: list | None=None, # The critic's `mixed_layers` (None: float32)
                      ) -> tuple[torch.Tensor, torch.Tensor]: # Q [n_critics, B] before the step, loss
     "The critics' regression step of `sac_step_hand` and `td3_step_hand` (called under their `no_grad`)."
@@ -143,7 +143,7 @@ def sac_step_hand(actor: SquashedGaussianPolicy, # Default actor (`relu_mlp_laye
                   actor_opt, critic_opt, log_alpha, fixed_alpha, target_entropy, # as in `sac_step`
                   batch: TorchBatch, # Minibatch
                   layers: list, # `relu_mlp_layers(actor.net)`, or its `mixed_layers`
-                  ws: dict | None=None, # Workspace of scratch buffers reused across steps (`loomnb.qnets.scratch`)
+                  ws: dict | None=None, # Workspace of scratch buffers reused across steps (`loomnb.agents.qnets.scratch`)
                   critic_layers: tuple=(None, None), # `mixed_layers` of the critic's and the target's layers (None: float32)
                  ) -> torch.Tensor: # stats [6] in the order of `SAC_STATS`
     "`sac_step` for the default networks with hand-written gradients (no autograd graph)."

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 import torch.nn as nn
-from ..learner import TrainState, register_algorithm
-from ..offpolicy import (OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast,
+from ..train.learner import TrainState, register_algorithm
+from ..train.offpolicy import (OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast,
                               clear_grads, PRECISIONS, step_layers, check_precision, autocast_for)
-from ..qnets import (DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
+from ..agents.qnets import (DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
                           mlp_forward, mlp_backward, ensemble_forward, ensemble_action_grad,
                           relu_mlp_layers)
 from .sac import frozen, hand_grad_layers, _critic_step_hand
@@ -33,7 +33,7 @@ class TD3Config(OffPolicyConfig):
     exploration_noise: float = 0.1   # Std of the Gaussian exploration noise (normalised units)
     n_critics: int = 2               # Number of critics (min over them in the targets)
     hand_grad: bool = True           # On CPU with the default networks: hand-written gradients (same updates as autograd)
-    precision: str = "float32"       # "bfloat16": hidden-layer products in bfloat16, float32 elsewhere (`loomnb.qnets.mixed_layers`)
+    precision: str = "float32"       # "bfloat16": hidden-layer products in bfloat16, float32 elsewhere (`loomnb.agents.qnets.mixed_layers`)
 
     def validate(self):
         super().validate()
@@ -115,7 +115,7 @@ def td3_step_hand(actor: DeterministicPolicy, actor_target: nn.Module, # Default
                   actor_opt, critic_opt, batch: TorchBatch, cfg: TD3Config, update_actor: bool, params: dict, # as in `td3_step`
                   layers: list, # `relu_mlp_layers(actor.net)`, or its `mixed_layers`
                   target_layers: list | None=None, # The same of `actor_target.net` (None: call `actor_target`)
-                  ws: dict | None=None, # Workspace of scratch buffers reused across steps (`loomnb.qnets.scratch`)
+                  ws: dict | None=None, # Workspace of scratch buffers reused across steps (`loomnb.agents.qnets.scratch`)
                   critic_layers: tuple=(None, None), # `mixed_layers` of the critic's and the target's layers (None: float32)
                  ) -> dict[str, torch.Tensor]:
     "`td3_step` for the default networks with hand-written gradients (no autograd graph)."

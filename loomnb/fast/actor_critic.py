@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import torch
 import torch.nn as nn
-from ..nets import MLP, DiscretePolicy, GaussianPolicy
+from ..agents.nets import MLP, DiscretePolicy, GaussianPolicy
 from .optim import fused_adam_stepper, step_wrapped
 
 # %% auto #0

@@ -113,6 +113,8 @@ class RunningMeanStd:
             _normalize_kernel(x.reshape(-1), self._mean, self._var, float(eps), np.inf if clip is None else float(clip), out.reshape(-1))
             return out
         x = np.asarray(x)
+        if x.dtype.kind not in "fiub" or x.ndim < k or x.shape[x.ndim - k:] != self.shape:
+            raise ValueError(f"RunningMeanStd.normalize: `x` must be a real array of shape [..., *{self.shape}], got {x.dtype} array of shape {x.shape}")
         dt = x.dtype if x.dtype.kind == "f" else np.float64
         y = ((x - self.mean) / np.sqrt(self.var + eps)).astype(dt, copy=False)
         return np.clip(y, -clip, clip, out=y) if clip is not None else y

@@ -121,6 +121,7 @@ _SIZE_LIMITS = {"n_envs": (1, 2**24), "n_steps": (1, 2**24), "batch_size": (1, 2
 
 def _number_problem(name, v, allow_inf, max_abs):
     "What is wrong with the number (or list of numbers) `v` of field `name`, or None."
+    if v is None: return None
     vs = list(v) if isinstance(v, (list, tuple)) else [v]
     lo, hi = _SIZE_LIMITS.get(name, (None, None))
     for x in vs:
@@ -153,6 +154,7 @@ class Config:
                 except ValueError: pass
             if not _type_ok(v, tp):
                 self._fail(f.name, v, f"a value of type {getattr(tp, '__name__', tp)}")
+        for f in fields(self):   # after the conversions above (a YAML "nan" is a float by now)
             bad = _number_problem(f.name, getattr(self, f.name), f.name in self.allow_inf, self.max_abs)
             if bad: self._fail(f.name, getattr(self, f.name), bad)
         self.validate()

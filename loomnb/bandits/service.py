@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 import numpy as np
 from ..core import Config, ConfigError, did_you_mean
-from .core import WeightSchemaError, Transition
+from .core import WeightSchemaError, Transition, as_state, as_actions
 from .algorithms import AlgorithmParameters, ALGORITHMS, RECOMMENDED_ALGORITHM, BaseBandit, make_algorithm
 from .memory import (RLMemorySettings, SQLiteRLMemory, RedisRLMemory, NormalizationState, pack_experience,
                                    unpack_experience)
@@ -257,11 +257,23 @@ class RedisLockProvider:
 
 # %% ../../nbs/94_bandits.service.ipynb #c022
 def _experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions):
-    "A feedback's stored record (`store_experience` keywords), its fields converted here: a bad one raises before any write."
-    return dict(state_vector=state_vector, action_index=int(action_index), reward=float(reward),
-                next_state_vector=None if next_state_vector is None else np.ascontiguousarray(next_state_vector, dtype=np.float64),
-                propensity=None if propensity is None else float(propensity),
-                available_actions=None if available_actions is None else np.ascontiguousarray(available_actions, dtype=np.int64))
+    "A feedback's stored record (`store_experience` keywords), its fields checked here: a bad one raises a ValueError naming it before any write."
+    if type(action_index) is not int or action_index < 0:
+        if isinstance(action_index, bool) or not isinstance(action_index, (int, np.integer)) or action_index < 0:
+            raise ValueError(f"`action_index` must be a non-negative int, got {action_index!r}")
+    if type(reward) is not float or not math.isfinite(reward):
+        try: r = float(reward)
+        except (TypeError, ValueError): raise ValueError(f"`reward` must be a finite number, got {reward!r}") from None
+        if isinstance(reward, bool) or not math.isfinite(r): raise ValueError(f"`reward` must be a finite number, got {reward!r}")
+        reward = r
+    if propensity is not None:
+        try: p = float(propensity)
+        except (TypeError, ValueError): p = float("nan")
+        if not 0.0 <= p <= 1.0: raise ValueError(f"`propensity` must be a probability in [0, 1], got {propensity!r}")
+        propensity = p
+    return dict(state_vector=state_vector, action_index=int(action_index), reward=reward,
+                next_state_vector=None if next_state_vector is None else as_state(next_state_vector, "next_state_vector"),
+                propensity=propensity, available_actions=None if available_actions is None else as_actions(available_actions))
 
 def _update_many(algorithm, w, feedbacks) -> tuple:
     "`algorithm.update_many_sync(w, feedbacks)`; `BaseBandit`'s (`update_sync` and a validation per feedback) for an algorithm without one."

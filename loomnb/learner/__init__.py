@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from ..core import Config, ConfigError, atomic_write, did_you_mean, get_device, seed_everything
+from ..ops.stats import all_finite
 
 # %% auto #0
 __all__ = ['ALGORITHMS', 'CHECKPOINT_FORMAT', 'CHECKPOINT_VERSION', 'lean_numba_runtime', 'TrainState', 'CancelFitException',
@@ -396,9 +397,13 @@ def _restore(algo, snap: dict):
                 for p in v.parameters(): p.grad = None
 
 # %% ../../nbs/38_learner.ipynb #aa4c28a7
+def _finite(x: np.ndarray) -> bool:
+    "No NaN/inf in the float array `x`."
+    return bool(np.isfinite(x).all())
+
 class _FiniteEnv:
     "The env an algorithm steps under a `Trainer`: everything is forwarded; a NaN/inf observation or reward raises `NonFiniteError`."
-    def __init__(self, env): self.__dict__.update(env=env, global_step=0)
+    def __init__(self, env): self.__dict__.update(env=env, global_step=0, _n=env.num_envs)
     def __getattr__(self, k):
         env = self.__dict__.get("env")
         if env is None: raise AttributeError(k)
@@ -407,7 +412,7 @@ class _FiniteEnv:
         if k == "global_step": self.__dict__[k] = v
         else: setattr(self.env, k, v)
     def _check(self, what, x):
-        if type(x) is np.ndarray and x.dtype.kind == "f" and not np.isfinite(x).all():
+        if type(x) is np.ndarray and x.dtype.kind == "f" and not _finite(x):
             rows = ~np.isfinite(x.reshape(len(x), -1)).all(1) if x.ndim else np.array([True])
             i = int(np.flatnonzero(rows)[0])
             raise NonFiniteError(f"NaN/inf in the `{what}` of env copy {i} at step {self.global_step} "
@@ -418,8 +423,10 @@ class _FiniteEnv:
         obs = self.env.reset_envs(mask); self._check("observations", obs); return obs
     def step(self, actions):
         out = self.env.step(actions)
-        self.__dict__["global_step"] += self.env.num_envs
-        self._check("observations", out[0]); self._check("rewards", out[1])
+        self.__dict__["global_step"] += self._n
+        o, r = out[0], out[1]
+        if type(o) is np.ndarray and type(r) is np.ndarray and o.dtype.char in "fd" and r.dtype.char in "fd" and all_finite(o, r): return out
+        self._check("observations", o); self._check("rewards", r)
         return out
 
 # %% ../../nbs/38_learner.ipynb #c026

@@ -26,9 +26,11 @@ def loomnb_error(fn, *names):
 
 
 # ---- configs ------------------------------------------------------------------------------------------------------
-MODULES = ["loomnb.offpolicy", "loomnb.algos.ppo", "loomnb.algos.a2c", "loomnb.algos.dqn", "loomnb.algos.sac",
-           "loomnb.algos.td3", "loomnb.algos.impala", "loomnb.cli", "loomnb.bandits.algorithms", "loomnb.bandits.service"]
-for m in MODULES: importlib.import_module(m)
+import pkgutil, loomnb
+for m in pkgutil.walk_packages(loomnb.__path__, "loomnb."):   # every module, so every Config subclass is found
+    if m.name.split(".")[-1] in ("__main__", "widgets", "eval_plots"): continue
+    try: importlib.import_module(m.name)
+    except ImportError: pass
 
 def _subclasses(c):
     for s in c.__subclasses__(): yield s; yield from _subclasses(s)

@@ -138,6 +138,14 @@ def test_env_actions_named_cases(id):
         e = loomnb_error(lambda: env.step(a), "`actions`")
         assert id in str(e) and ("expected" in str(e) or "must be" in str(e)), e
 
+def test_gymnasium_adapter_refuses_nonfinite_actions():
+    "NaN/inf never reach a gymnasium simulator (Box2D aborts the process on them)."
+    env = make("Pendulum-v1", num_envs=2, seed=0, backend="gymnasium"); env.reset(seed=0)
+    for v in (np.nan, np.inf, -np.inf):
+        e = loomnb_error(lambda: env.step(np.array([[0.0], [v]], np.float32)), "`actions`[1]=")
+        assert "is not finite" in str(e), e
+    env.close()
+
 def test_curriculum_env_checks_actions():
     from loomnb.envs.curriculum import CurriculumVecEnv
     import inspect

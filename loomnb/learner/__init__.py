@@ -372,7 +372,13 @@ def _first_nonfinite(algo, metrics=None) -> str | None:
     "What is non-finite first: a `*loss*` metric, then a gradient, then a parameter of `algo`; None when all are finite."
     for k, v in (metrics or {}).items():
         if "loss" in k and isinstance(v, (int, float, np.floating)) and not math.isfinite(v): return f"the loss `{k}` is {v}"
-    for name, part in _torch_parts(algo).items():
+    parts = _torch_parts(algo)
+    ps = [p for v in parts.values() if not isinstance(v, torch.optim.Optimizer)
+          for p in (v.parameters() if isinstance(v, torch.nn.Module) else [v])]
+    # fast path: one fused norm of every parameter (a bad gradient reaches the parameters through the optimiser step);
+    # it is non-finite for a NaN/inf, or for a huge finite value, which the scan below then clears
+    if not ps or bool(torch.isfinite(torch.nn.utils.get_total_norm(ps, 2.0))): return None
+    for name, part in parts.items():
         if isinstance(part, torch.optim.Optimizer): continue
         for pn, p in (part.named_parameters() if isinstance(part, torch.nn.Module) else [("", part)]):
             full = f"{name}.{pn}" if pn else name

@@ -766,6 +766,7 @@ class DistributedTrainer:
                  ddp: bool = True, # DDPPolicy for on-policy policies (False: the optimiser-hook all-reduce for all)
                  exchange: str = "auto", # Gradient averaging: "auto" (`pair_exchange`), "shm", "p2p" or "allreduce"
                  env_kwargs: dict | None = None, # Keyword arguments of `make` for the env (e.g. backend, env parameters)
+                 nan_guard: bool = False, # Skip an update that makes a loss, gradient or parameter NaN/inf (see `Trainer`); gradients are averaged, so every rank skips the same one
                 ):
         from loomnb.learner import Trainer, get_algorithm, _resolve_config
         from loomnb.envs.registry import make
@@ -779,7 +780,7 @@ class DistributedTrainer:
         lg = (Trainer._make_logger(logger) if self.info.is_main else None) if logger is not None else None
         self._sync_stop = _sync_stop_callback()
         self.trainer = Trainer(cls, venv, seed=seed, config=cfg, callbacks=[*callbacks, self._sync_stop],
-                               logger=None, device=device, policy=policy)
+                               logger=None, device=device, policy=policy, nan_guard=nan_guard)
         if logger is not None: self.trainer.logger = _GlobalLogger(lg)
         if self.info.rank != 0:  # rank 0 keeps the Trainer's own seeding: a one-rank job equals the plain run
             seed_everything(self.env_seed)

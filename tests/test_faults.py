@@ -106,6 +106,12 @@ def test_nan_guard_skips_the_bad_update_and_reports_it(mode):
     good.train(50)   # a skipped update leaves the model as a run without it (5 good updates each)
     for p, q in zip(tr.algo.net.parameters(), good.algo.net.parameters()): torch.testing.assert_close(p, q)
 
+def test_distributed_trainer_passes_nan_guard():
+    from loomnb.distributed import DistributedTrainer
+    dt = DistributedTrainer("lin_faults", "CartPole-v1", config=dict(mode="grad", at=2), nan_guard=True)
+    with pytest.warns(RuntimeWarning, match="nan_guard"): dt.train(40)
+    assert [s["what"] for s in dt.trainer.nan_skips] == [EXPECT["grad"]]
+
 def test_ppo_poisoned_parameter_stops_with_its_name():
     from loomnb.learner import Callback
     class Poison(Callback):

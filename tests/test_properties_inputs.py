@@ -325,6 +325,26 @@ def test_bandit_algorithms_property(name, x, acts, a, r):
     if upd_ok: algo.update_sync(w, x, a, r)
     else: loomnb_error(lambda: algo.update_sync(w, x, a, r), "`state_vector`", "`action_index`", "`reward`")
 
+def test_bandit_delayed_reward_inputs():
+    "A bad delayed reward is refused before its decision is taken off the queue: the right one can still join."
+    from loomnb.bandits.service import ReinforcementLearningFactory
+    from prometheus_client import CollectorRegistry
+    async def run():
+        rl = ReinforcementLearningFactory.create(dict(default_algorithm="linucb", reward_wait_seconds=30.0),
+                                                 sqlite_path=Path(tempfile.mkdtemp()) / "rl.sqlite3", registry=CollectorRegistry(), seed=0)
+        await rl.connect(background=False)
+        try:
+            a, meta = await rl.get_action("m", [0.1, 0.2], [0, 1])
+            for r in (float("nan"), float("inf"), "x", None):
+                try: await rl.record_reward(meta["decision_id"], r); raise AssertionError(f"accepted reward {r!r}")
+                except ValueError as e: assert "`reward`" in str(e), e
+            for did in (None, 3, ""):
+                try: await rl.record_reward(did, 1.0); raise AssertionError(f"accepted decision_id {did!r}")
+                except ValueError as e: assert "`decision_id`" in str(e), e
+            assert await rl.record_reward(meta["decision_id"], 1.0)
+        finally: await rl.close()
+    asyncio.run(run())
+
 def test_bandit_service_inputs():
     "The service's `get_action`/`process_feedback` raise the same named errors (and keep serving afterwards)."
     from loomnb.bandits.service import ReinforcementLearningFactory
@@ -349,6 +369,11 @@ def test_bandit_service_inputs():
                 try: await rl.process_feedback("m", x, a, r); raise AssertionError(f"accepted {x!r} {a!r} {r!r}")
                 except (ValueError, TypeError) as e:
                     assert any(n in str(e) for n in ("`state_vector`", "`action_index`", "`reward`")), e
+            for mid in (None, 3, ""):
+                for call in (lambda: rl.get_action(mid, [0.1, 0.2], [0, 1]), lambda: rl.process_feedback(mid, [0.1, 0.2], 0, 1.0),
+                             lambda: rl.trigger_offline_training(mid, 4)):
+                    try: await call(); raise AssertionError(f"accepted model_id={mid!r}")
+                    except ValueError as e: assert "`model_id`" in str(e), e
             a, meta = await rl.get_action("m", [0.1, 0.2], [0, 1, 2])   # still serving
             assert a in (0, 1, 2)
         finally:

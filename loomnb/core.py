@@ -126,10 +126,37 @@ def _type_ok(v, tp) -> bool:
     if isinstance(tp, type): return isinstance(v, tp)
     return True
 
+# Fields that size memory (arrays, networks, processes), by name: (lowest, highest) value of each entry (None: no bound).
+# Values past the top cannot be allocated on any machine loomnb targets, so they are refused as typos.
+_SIZE_LIMITS = {"n_envs": (1, 2**24), "n_steps": (1, 2**24), "batch_size": (1, 2**28), "buffer_size": (1, 2**36),
+                "hidden": (1, 2**16), "n_atoms": (None, 2**16), "n_critics": (None, 64), "n_actors": (None, 1024),
+                "queue_size": (None, 2**16), "unroll_length": (None, 2**24), "batch_trajectories": (None, 2**20),
+                "n_epochs": (None, 2**20), "learner_threads": (None, 1024)}
+
+def _number_problem(name, v, allow_inf, max_abs):
+    "What is wrong with the number (or list of numbers) `v` of field `name`, or None."
+    if v is None: return None
+    vs = list(v) if isinstance(v, (list, tuple)) else [v]
+    lo, hi = _SIZE_LIMITS.get(name, (None, None))
+    for x in vs:
+        if lo is not None and (isinstance(x, bool) or not isinstance(x, (int, np.integer))): return f"ints >= {lo}"
+        if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)): continue
+        if x != x: return "a number, not NaN"
+        if abs(x) == float("inf"):
+            if allow_inf: continue
+            return "a finite number"
+        if abs(x) > max_abs: return f"a number of magnitude at most {max_abs:g}"
+        if lo is not None and x < lo: return f"{'entries' if len(vs) > 1 or isinstance(v, (list, tuple)) else 'a value'} >= {lo}"
+        if hi is not None and x > hi: return f"at most {hi} (a size this large cannot be allocated)"
+    return None
+
 # %% ../nbs/00_core.ipynb #c017
 @dataclass
 class Config:
     "Base class for loomnb configs: validated typed dataclasses with dict/YAML round-trips."
+    allow_inf: typing.ClassVar[tuple] = ()   # float fields that may be +-inf (NaN is refused everywhere)
+    max_abs: typing.ClassVar[float] = 1e15   # larger magnitudes are refused as typos
+
     def __post_init__(self):
         hints = typing.get_type_hints(type(self))
         for f in fields(self):
@@ -141,6 +168,9 @@ class Config:
                 except ValueError: pass
             if not _type_ok(v, tp):
                 self._fail(f.name, v, f"a value of type {getattr(tp, '__name__', tp)}")
+        for f in fields(self):   # after the conversions above (a YAML "nan" is a float by now)
+            bad = _number_problem(f.name, getattr(self, f.name), f.name in self.allow_inf, self.max_abs)
+            if bad: self._fail(f.name, getattr(self, f.name), bad)
         self.validate()
 
     def validate(self):

@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/distributed.html.md"""
 
 # %% ../nbs/50_distributed.ipynb #c002
 from __future__ import annotations
-import argparse, contextlib, datetime, functools, gc, inspect, io, json, os, pickle, platform, shlex, socket, subprocess, sys, tempfile, time, traceback
+import argparse, contextlib, datetime, functools, gc, inspect, io, json, os, pickle, platform, shlex, signal, socket, subprocess, sys, tempfile, time, traceback
 from dataclasses import dataclass, replace, asdict
 from pathlib import Path
 import numpy as np
@@ -617,6 +617,7 @@ class _Regressor(nn.Module):
 def ddp_smoke(steps: int = 20, # SGD steps
               seed: int = 0, # Run seed
               fail_rank: int = -1, # A rank that raises RuntimeError at step 3 (failure tests); -1: none
+              kill_rank: int = -1, # A rank that kills itself with SIGKILL in the middle of step 3, after its forward pass; -1: none
              ) -> dict:
     "Train a tiny model with DDPPolicy on rank-specific data; returns sync diagnostics of this rank."
     info = world()
@@ -628,7 +629,9 @@ def ddp_smoke(steps: int = 20, # SGD steps
     opt = torch.optim.SGD(model.parameters(), lr=0.05); averaged = False
     for step in range(steps):
         if step == 3 and info.rank == fail_rank: raise RuntimeError(f"deliberate failure on rank {info.rank}")
-        opt.zero_grad(); loss = (model.get_value(x) - y).pow(2).mean(); loss.backward()
+        opt.zero_grad(); loss = (model.get_value(x) - y).pow(2).mean()
+        if step == 3 and info.rank == kill_rank: os.kill(os.getpid(), signal.SIGKILL)   # dies before its gradient all-reduce
+        loss.backward()
         g = _flat(p.grad for p in model.parameters())
         local = torch.autograd.grad((unwrap(model).get_value(x) - y).pow(2).mean(), list(unwrap(model).parameters()))
         averaged |= bool((g - _flat(local)).abs().max() > 1e-7)
@@ -752,6 +755,7 @@ class DistributedTrainer:
                  ddp: bool = True, # DDPPolicy for on-policy policies (False: the optimiser-hook all-reduce for all)
                  exchange: str = "auto", # Gradient averaging: "auto" (`pair_exchange`), "shm", "p2p" or "allreduce"
                  env_kwargs: dict | None = None, # Keyword arguments of `make` for the env (e.g. backend, env parameters)
+                 nan_guard: bool = False, # Skip an update that makes a loss, gradient or parameter NaN/inf (see `Trainer`); gradients are averaged, so every rank skips the same one
                 ):
         from loomnb.train.learner import Trainer, get_algorithm, _resolve_config
         from loomnb.envs.registry import make
@@ -765,7 +769,7 @@ class DistributedTrainer:
         lg = (Trainer._make_logger(logger) if self.info.is_main else None) if logger is not None else None
         self._sync_stop = _sync_stop_callback()
         self.trainer = Trainer(cls, venv, seed=seed, config=cfg, callbacks=[*callbacks, self._sync_stop],
-                               logger=None, device=device, policy=policy)
+                               logger=None, device=device, policy=policy, nan_guard=nan_guard)
         if logger is not None: self.trainer.logger = _GlobalLogger(lg)
         if self.info.rank != 0:  # rank 0 keeps the Trainer's own seeding: a one-rank job equals the plain run
             seed_everything(self.env_seed)
@@ -947,7 +951,7 @@ def _train_and_save(algo, env, total_timesteps, seed, config, logger, n_envs, de
 # %% ../nbs/50_distributed.ipynb #c088
 def _run_cmd(a) -> dict:
     "Run one worker command; returns plain results (no trainer outlives this call)."
-    if a.cmd == "smoke": return ddp_smoke(a.steps, a.seed, a.fail_rank)
+    if a.cmd == "smoke": return ddp_smoke(a.steps, a.seed, a.fail_rank, a.kill_rank)
     if a.cmd == "check": return check_data_parallel(json.loads(a.specs))
     if a.resume: tr = DistributedTrainer.from_checkpoint(a.resume, logger=a.logger)
     else: tr = DistributedTrainer(a.algo, a.env, a.seed, json.loads(a.config), logger=a.logger, n_envs=a.n_envs, ddp=not a.no_ddp,
@@ -961,7 +965,8 @@ def _main(argv=None):
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("smoke", help="ddp_smoke on every rank; writes rank<R>.json into --out")
     s.add_argument("--steps", type=int, default=20); s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--fail-rank", type=int, default=-1); s.add_argument("--out", default=None)
+    s.add_argument("--fail-rank", type=int, default=-1); s.add_argument("--kill-rank", type=int, default=-1)
+    s.add_argument("--out", default=None)
     s.add_argument("--timeout-s", type=float, default=120.0)
     t = sub.add_parser("train", help="DistributedTrainer on every rank; rank 0 logs and saves")
     t.add_argument("--algo", default="ppo"); t.add_argument("--env", default="CartPole-v1")

@@ -48,6 +48,7 @@ class BaseBandit:
     name: str = "base"
     schema: dict = {}
     learnable: tuple = ()
+    max_weight_bytes: int = 2**31  # refuse to build weights larger than this (an absurd action index or context length)
     def __init__(self, params: AlgorithmParameters | dict | None = None, # Hyperparameters
                  **kwargs): # Overrides of individual `AlgorithmParameters` fields
         p = params if isinstance(params, AlgorithmParameters) else AlgorithmParameters.from_dict(params or {})
@@ -60,10 +61,20 @@ class BaseBandit:
     def _grow(self, w: dict, n_actions: int) -> dict: raise NotImplementedError
     def ensure(self, weights, x: np.ndarray, n_needed: int) -> dict:
         "Weights ready for context `x` and action indices < `n_needed` (a grown copy when needed; input untouched)."
-        if not weights or self.learnable[0] not in weights: return self.initial_weights(x.size, n_needed)
+        cold = not weights or self.learnable[0] not in weights
+        if cold or n_needed > weights["n_actions"]: self._check_size(x, n_needed)
+        if cold: return self.initial_weights(x.size, n_needed)
         if weights["dim"] != x.size:
             raise ValueError(f"{self.name}: `state_vector` has length {x.size} but the model was trained with dim={weights['dim']}")
         return self._grow(weights, n_needed) if n_needed > weights["n_actions"] else weights
+
+    def _check_size(self, x, n_needed):
+        "ValueError when weights for `n_needed` actions and context `x` would pass `max_weight_bytes`."
+        per = sum(math.prod(x.size if s == "d" else (1 if s == "K" else s) for s in shape) for shape in self.schema.values())
+        if 8 * n_needed * per > self.max_weight_bytes:
+            raise ValueError(f"{self.name}: action index {n_needed - 1} with a `state_vector` of length {x.size} needs "
+                             f"{8 * n_needed * per / 2**30:.1f} GiB of weights, above `max_weight_bytes`={self.max_weight_bytes}: "
+                             f"expected `action_index`/`available_actions` below {self.max_weight_bytes // (8 * per)}")
 
     def validate_weights(self, weights: Mapping[str, Any], copy: bool=True) -> dict[str, Any]:
         "A normalised copy of `weights` (float64 contiguous arrays), or WeightSchemaError; `copy=False` checks without copying."
@@ -111,6 +122,7 @@ class BaseBandit:
             acts, top = self._last_acts
         else:
             acts = as_actions(available_actions); top = int(acts.max()) + 1
+            self._check_size(x, top)
             if type(available_actions) is list: self._last_list, self._last_acts = list(available_actions), (acts, top)
         return self._scoring_weights(weights, x, top), x, acts
     def _scoring_weights(self, weights, x, top):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 import numpy as np
 from ..core import Config, ConfigError, did_you_mean
-from .core import WeightSchemaError, Transition
+from .core import WeightSchemaError, Transition, as_state, as_actions
 from .algorithms import AlgorithmParameters, ALGORITHMS, RECOMMENDED_ALGORITHM, BaseBandit, make_algorithm
 from .memory import (RLMemorySettings, SQLiteRLMemory, RedisRLMemory, NormalizationState, pack_experience,
                                    unpack_experience)
@@ -256,12 +256,33 @@ class RedisLockProvider:
         finally: await self.client.eval(self._RELEASE, 1, k, token)
 
 # %% ../../nbs/94_bandits.service.ipynb #c022
+def _finite_reward(reward) -> float:
+    "`reward` as a finite float, else a ValueError naming it."
+    if type(reward) is float and math.isfinite(reward): return reward
+    try: r = float(reward)
+    except (TypeError, ValueError): raise ValueError(f"`reward` must be a finite number, got {reward!r}") from None
+    if isinstance(reward, bool) or not math.isfinite(r): raise ValueError(f"`reward` must be a finite number, got {reward!r}")
+    return r
+
+def _check_id(name, v) -> str:
+    "`v` if it is a non-empty str, else a ValueError naming `name`."
+    if type(v) is not str or not v: raise ValueError(f"`{name}` must be a non-empty str, got {v!r}")
+    return v
+
 def _experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions):
-    "A feedback's stored record (`store_experience` keywords), its fields converted here: a bad one raises before any write."
-    return dict(state_vector=state_vector, action_index=int(action_index), reward=float(reward),
-                next_state_vector=None if next_state_vector is None else np.ascontiguousarray(next_state_vector, dtype=np.float64),
-                propensity=None if propensity is None else float(propensity),
-                available_actions=None if available_actions is None else np.ascontiguousarray(available_actions, dtype=np.int64))
+    "A feedback's stored record (`store_experience` keywords), its fields checked here: a bad one raises a ValueError naming it before any write."
+    if type(action_index) is not int or action_index < 0:
+        if isinstance(action_index, bool) or not isinstance(action_index, (int, np.integer)) or action_index < 0:
+            raise ValueError(f"`action_index` must be a non-negative int, got {action_index!r}")
+    reward = _finite_reward(reward)
+    if propensity is not None:
+        try: p = float(propensity)
+        except (TypeError, ValueError): p = float("nan")
+        if not 0.0 <= p <= 1.0: raise ValueError(f"`propensity` must be a probability in [0, 1], got {propensity!r}")
+        propensity = p
+    return dict(state_vector=state_vector, action_index=int(action_index), reward=reward,
+                next_state_vector=None if next_state_vector is None else as_state(next_state_vector, "next_state_vector"),
+                propensity=propensity, available_actions=None if available_actions is None else as_actions(available_actions))
 
 def _update_many(algorithm, w, feedbacks) -> tuple:
     "`algorithm.update_many_sync(w, feedbacks)`; `BaseBandit`'s (`update_sync` and a validation per feedback) for an algorithm without one."
@@ -646,7 +667,7 @@ class ReinforcementLearningService:
                          available_actions, # Action indices valid for this request
                         ) -> tuple[int, dict]: # Chosen action and metadata (exploration_triggered, propensity, decision_id, ...)
         "Choose an action for `model_id` in context `state_vector` among `available_actions`."
-        return await self.serving.get_action(model_id, state_vector, available_actions)
+        return await self.serving.get_action(_check_id("model_id", model_id), state_vector, available_actions)
     async def process_feedback(self,
                                model_id: str, # The learning context
                                state_vector, # Context the action was chosen in
@@ -658,6 +679,7 @@ class ReinforcementLearningService:
                                decision_id: str | None = None, # The decision's id, so it stops waiting for a delayed reward
                               ) -> float: # TD error (online trainer) or nan (batch trainer)
         "Learn from one observed reward (online) or store it (batch)."
+        _check_id("model_id", model_id)
         if decision_id is not None: await _maybe(self.joiner.discard(decision_id))
         return await self.training.process_feedback(model_id, state_vector, action_index, reward, next_state_vector,
                                                     propensity=propensity, available_actions=available_actions)
@@ -672,7 +694,7 @@ class ReinforcementLearningService:
                                        batch_size: int=32, # Experiences to sample (a `holdout_fraction` of them scores the gate)
                                       ) -> bool: # True when new weights were promoted (saved and snapshotted)
         "Replay a sampled batch into a candidate, gate it, and save + snapshot it if promoted."
-        return await self.training.trigger_offline_training(model_id, batch_size)
+        return await self.training.trigger_offline_training(_check_id("model_id", model_id), batch_size)
     async def weight_health(self, model_id: str):
         "Health snapshot of the model's active weights."
         return self.algorithm.weight_health(await self.memory.load_weights(model_id) or {})
@@ -735,6 +757,7 @@ class _Training:
         await self.process_feedback(d.model_id, d.state_vector, d.action_index, reward, d.state_vector,
                                     propensity=d.propensity, available_actions=d.available_actions)
     async def record_reward(self, decision_id: str, reward: float) -> bool:
+        _check_id("decision_id", decision_id); reward = _finite_reward(reward)   # checked before the decision is taken off the queue
         d = await _maybe(self.svc.joiner.pop(decision_id))
         if d is None: self.svc.metrics.child("joins", "unknown", "late").inc(); return False
         await self._apply(d, reward, "joined"); return True

@@ -322,12 +322,12 @@ def _pend_obs(state, i, out):
 # %% ../../nbs/31_envs.classic.ipynb #c040
 @njit(cache=True)
 def pendulum_step_kernel(mem, actions):
-    "Step N Pendulums with same-step autoreset; returns the status code of `loomnb.envs.core` (NaN actions are invalid)."
+    "Step N Pendulums with same-step autoreset; returns the status code of `loomnb.envs.core` (NaN and inf actions are invalid)."
     state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
     if s < 0: return _NEEDS_RESET
     ended = False
     for i in range(state.shape[0]):
-        if actions[i, 0] != actions[i, 0]: return _BAD + i
+        if not math.isfinite(actions[i, 0]): return _BAD + i   # NaN or inf
     f32 = actions.itemsize == 4
     for i in range(state.shape[0]):
         r, te = _pend_dynamics(state, i, np.float64(actions[i, 0]), f32, params)
@@ -400,12 +400,12 @@ def _mcc_dynamics(state, i, a_raw, a32, params):
 # %% ../../nbs/31_envs.classic.ipynb #c046
 @njit(cache=True)
 def mountaincarcont_step_kernel(mem, actions):
-    "Step N continuous MountainCars with same-step autoreset; returns the status code of `loomnb.envs.core` (NaN actions are invalid)."
+    "Step N continuous MountainCars with same-step autoreset; returns the status code of `loomnb.envs.core` (NaN and inf actions are invalid)."
     state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
     if s < 0: return _NEEDS_RESET
     ended = False
     for i in range(state.shape[0]):
-        if actions[i, 0] != actions[i, 0]: return _BAD + i
+        if not math.isfinite(actions[i, 0]): return _BAD + i   # NaN or inf
     a32 = actions.itemsize == 4
     for i in range(state.shape[0]):
         r, te = _mcc_dynamics(state, i, np.float64(actions[i, 0]), a32, params)

@@ -138,19 +138,26 @@ def check_actions(env_name: str, # Env id, used in the error message
     a = actions if type(actions) is np.ndarray else np.asarray(actions)
     if isinstance(space, spaces.Discrete):
         if a.shape != (num_envs,) or a.dtype.kind not in "iu":
-            raise ValueError(f"{env_name}: actions must be an integer array of shape ({num_envs},) with values in "
+            raise ValueError(f"{env_name}: `actions` must be an integer array of shape ({num_envs},) with values in "
                              f"{_space_str(space)}; got {a.dtype} array of shape {a.shape}")
         return a if a.dtype == np.int64 else a.astype(np.int64)
     if isinstance(space, spaces.Box):
         if a.shape != (num_envs, *space.shape) or a.dtype.kind != "f":
-            raise ValueError(f"{env_name}: actions must be a float array of shape {(num_envs, *space.shape)} for "
+            raise ValueError(f"{env_name}: `actions` must be a float array of shape {(num_envs, *space.shape)} for "
                              f"{_space_str(space)}; got {a.dtype} array of shape {a.shape}")
         return a if a.dtype in (np.float32, np.float64) else a.astype(np.float32)
     return a
 
 def _bad_value(env_name, space, actions, i):
-    "The ValueError for an out-of-range (or NaN) action of copy `i`."
-    return ValueError(f"{env_name}: action {np.asarray(actions)[i].tolist()!r} of env {i} is outside {_space_str(space)}")
+    "The ValueError for an out-of-range (or NaN/inf) action of copy `i`, the first bad one."
+    v = np.asarray(actions)[i]
+    if isinstance(space, spaces.Discrete):
+        want = f"an integer in [{space.start}, {space.start + space.n})"
+    elif v.dtype.kind == "f" and not np.all(np.isfinite(v)):
+        return ValueError(f"{env_name}: `actions`[{i}]={v.tolist()!r} (env {i}) is not finite: expected finite floats for "
+                          f"{_space_str(space)} (finite values outside the bounds are clipped)")
+    else: want = "a value inside the space"
+    return ValueError(f"{env_name}: `actions`[{i}]={v.tolist()!r} (env {i}) is outside {_space_str(space)}: expected {want}")
 
 # %% ../../nbs/30_envs.core.ipynb #c019
 _HDR = 32      # int64 header words: [last slot, needs_reset, max_steps, N, state_dim, obs_dim, n_params, ...,

@@ -114,6 +114,8 @@ class GymnasiumVecEnv(VecEnv):
         if isinstance(sp, spaces.Discrete):
             bad = np.flatnonzero((a < sp.start) | (a >= sp.start + sp.n))
             if len(bad): raise _bad_value(self.name, sp, a, bad[0])
+        elif isinstance(sp, spaces.Box) and not np.isfinite(a).all():   # NaN/inf never reach the simulator (Box2D aborts on them)
+            raise _bad_value(self.name, sp, a, int(np.flatnonzero(~np.isfinite(a.reshape(len(a), -1)).all(1))[0]))
         obs, rew, term, trunc, info = self._vec.step(a)
         obs = self._obs(obs); rew = np.asarray(rew, np.float32)
         term = np.asarray(term, np.bool_); trunc = np.asarray(trunc, np.bool_); done = term | trunc
@@ -219,6 +221,8 @@ class SyncVecEnv(VecEnv):
         if isinstance(sp, spaces.Discrete):
             bad = np.flatnonzero((a < sp.start) | (a >= sp.start + sp.n))
             if len(bad): raise _bad_value(self.name, sp, a, bad[0])
+        elif isinstance(sp, spaces.Box) and not np.isfinite(a).all():   # NaN/inf never reach the simulator (Box2D aborts on them)
+            raise _bad_value(self.name, sp, a, int(np.flatnonzero(~np.isfinite(a.reshape(len(a), -1)).all(1))[0]))
         N = self.num_envs
         obs, fobs = [None] * N, [None] * N
         rew = np.empty(N, np.float32); term = np.empty(N, np.bool_); trunc = np.empty(N, np.bool_)

@@ -80,7 +80,7 @@ def target_step_kernel(mem, actions):
     if s < 0: return _NEEDS_RESET
     ended = False
     for i in range(state.shape[0]):
-        if actions[i, 0] != actions[i, 0]: return _BAD + i   # NaN
+        if not math.isfinite(actions[i, 0]): return _BAD + i   # NaN or inf
     for i in range(state.shape[0]):
         a = min(max(float(actions[i, 0]), -1.0), 1.0)
         r = -abs(a - state[i, 0])

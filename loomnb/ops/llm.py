@@ -226,8 +226,10 @@ def pack_sequences(sequences,        # list of 1-D integer token arrays (or list
                   ) -> PackedSequences:
     "Pack variable-length sequences into rows of `max_length` tokens (first-fit decreasing)."
     fn = "pack_sequences"
-    if isinstance(max_length, bool) or not isinstance(max_length, numbers.Integral) or max_length < 1:
-        raise ValueError(f"{fn}: `max_length` must be an int >= 1, got {max_length!r}")
+    if isinstance(max_length, bool) or not isinstance(max_length, numbers.Integral) or not 1 <= max_length <= 2**24:
+        raise ValueError(f"{fn}: `max_length` must be an int in [1, 2**24], got {max_length!r}")
+    if isinstance(sequences, (str, bytes)) or not hasattr(sequences, "__iter__"):
+        raise ValueError(f"{fn}: `sequences` must be a list of 1-D integer token arrays, got {type(sequences).__name__}")
     seqs = [np.asarray(s) for s in sequences]
     for i, s in enumerate(seqs):
         if s.ndim != 1 or (s.size and s.dtype.kind not in "iu"):

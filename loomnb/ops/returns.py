@@ -40,11 +40,11 @@ def _unit(fn, name, x):
     return float(x)
 
 # %% ../../nbs/10_ops.returns.ipynb #c007
-def _check_rollout(fn, rewards, values, terminated, truncated, final_values, last_values):
+def _check_rollout(fn, rewards, values, terminated, truncated, final_values, last_values, has_values=True):
     "Slow path: validate a `[T, N]` or `[T]` rollout and return `last_values` as a `[N]` array (or raise ValueError)."
     _arr(fn, "rewards", rewards)
     dt, s = rewards.dtype, rewards.shape
-    if values is not None: _arr(fn, "values", values, dt, s)
+    if has_values: _arr(fn, "values", values, dt, s)
     _arr(fn, "terminated", terminated, np.dtype(np.bool_), s)
     _arr(fn, "truncated", truncated, np.dtype(np.bool_), s)
     _arr(fn, "final_values", final_values, dt, s)
@@ -365,7 +365,7 @@ def discounted_returns(rewards:np.ndarray,      # [T, N] (or [T]) float32/float6
         if _discounted_returns_checked(rewards, terminated, truncated, final_values, last_values, gamma, out) == 0:
             return out
     except (TypeError, AttributeError, ValueError): pass
-    lv = _check_rollout("discounted_returns", rewards, None, terminated, truncated, final_values, last_values)
+    lv = _check_rollout("discounted_returns", rewards, None, terminated, truncated, final_values, last_values, has_values=False)
     gamma = _unit("discounted_returns", "gamma", gamma)
     s, out = (len(rewards), -1), np.empty_like(rewards)
     discounted_returns_kernel(rewards.reshape(s), terminated.reshape(s), truncated.reshape(s), final_values.reshape(s),

@@ -186,8 +186,8 @@ class SumTree:
         return out
     def sample(self, batch_size: int, rng: np.random.Generator) -> np.ndarray:
         "Stratified sample: one index from each of `batch_size` equal slices of [0, total)."
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= 2**28:
+            raise ValueError(f"`batch_size` must be an int in [1, 2**28], got {batch_size!r}")
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}")
         if self.total() <= 0: raise ValueError("sample: the tree is empty (total priority is 0)")

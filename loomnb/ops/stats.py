@@ -6,12 +6,12 @@ Docs: https://loomorg.github.io/loomnb/ops.stats.html.md"""
 
 # %% ../../nbs/13_ops.stats.ipynb #c002
 from __future__ import annotations
-import numbers
+import math, numbers
 import numpy as np
 from numba import njit
 
 # %% auto #0
-__all__ = ['merge_moments_kernel', 'RunningMeanStd', 'explained_variance_kernel', 'explained_variance']
+__all__ = ['merge_moments_kernel', 'RunningMeanStd', 'explained_variance_kernel', 'explained_variance', 'all_finite']
 
 # %% ../../nbs/13_ops.stats.ipynb #c005
 @njit(cache=True)
@@ -113,6 +113,8 @@ class RunningMeanStd:
             _normalize_kernel(x.reshape(-1), self._mean, self._var, float(eps), np.inf if clip is None else float(clip), out.reshape(-1))
             return out
         x = np.asarray(x)
+        if x.dtype.kind not in "fiub" or x.ndim < k or x.shape[x.ndim - k:] != self.shape:
+            raise ValueError(f"RunningMeanStd.normalize: `x` must be a real array of shape [..., *{self.shape}], got {x.dtype} array of shape {x.shape}")
         dt = x.dtype if x.dtype.kind == "f" else np.float64
         y = ((x - self.mean) / np.sqrt(self.var + eps)).astype(dt, copy=False)
         return np.clip(y, -clip, clip, out=y) if clip is not None else y
@@ -163,3 +165,15 @@ def explained_variance(y_pred:np.ndarray, # predictions (e.g. values), any shape
     if t.size == 0: raise ValueError("explained_variance: `y_true` must not be empty")
     if p.dtype != t.dtype or p.dtype.kind != "f": p, t = p.astype(np.float64), t.astype(np.float64)
     return float(explained_variance_kernel(p.reshape(-1), t.reshape(-1)))
+
+# %% ../../nbs/13_ops.stats.ipynb #fd04589e
+@njit(cache=True)
+def all_finite(a, # float32/float64 array, any shape and layout (e.g. observations [N, *obs_shape])
+               b, # float32/float64 array, any shape and layout (e.g. rewards [N])
+              ) -> bool: # True when neither holds a NaN or an inf
+    "No NaN/inf in `a` and `b` (one pass, stops at the first bad value)."
+    for v in a.flat:
+        if not math.isfinite(v): return False
+    for v in b.flat:
+        if not math.isfinite(v): return False
+    return True

@@ -6,19 +6,20 @@ Docs: https://loomorg.github.io/loomnb/train.learner.html.md"""
 
 # %% ../../nbs/38_train.learner.ipynb #c002
 from __future__ import annotations
-import dataclasses, hashlib, math, os, pickle, tempfile, time, warnings, zipfile
+import copy, dataclasses, hashlib, math, os, pickle, tempfile, time, warnings, zipfile
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import torch
 from ..core import Config, ConfigError, atomic_write, did_you_mean, get_device, seed_everything
+from ..ops.stats import all_finite
 
 # %% auto #0
 __all__ = ['ALGORITHMS', 'CHECKPOINT_FORMAT', 'CHECKPOINT_VERSION', 'lean_numba_runtime', 'TrainState', 'CancelFitException',
            'Callback', 'Algorithm', 'register_algorithm', 'get_algorithm', 'algorithms_supporting', 'CheckpointError',
-           'to_safe', 'checkpoint_digest', 'from_safe', 'load_checkpoint', 'env_record', 'make_kwargs',
-           'env_from_record', 'restore_env', 'Trainer']
+           'to_safe', 'checkpoint_digest', 'from_safe', 'load_checkpoint', 'NonFiniteError', 'env_record',
+           'make_kwargs', 'env_from_record', 'restore_env', 'Trainer']
 
 # %% ../../nbs/38_train.learner.ipynb #c006
 _LEAN = {}  # what lean_numba_runtime did in this process: {"nrt": ..., "blas": ...}
@@ -357,6 +358,82 @@ def _make_env(env, n_envs: int, seed):
         raise ConfigError(f"`env` has num_envs={env.num_envs} but the config asks for n_envs={n_envs}; pass n_envs={env.num_envs}")
     return env
 
+# %% ../../nbs/38_train.learner.ipynb #5f8b0d61
+class NonFiniteError(FloatingPointError):
+    "A NaN or inf reached training (an observation, reward, loss, gradient or parameter); the message names it and the step."
+
+def _torch_parts(algo) -> dict:
+    "The modules, optimisers and float tensors an update of `algo` changes, by attribute name."
+    return {k: v for k, v in vars(algo).items()
+            if isinstance(v, (torch.nn.Module, torch.optim.Optimizer)) or (isinstance(v, torch.Tensor) and v.is_floating_point())}
+
+def _first_nonfinite(algo, metrics=None) -> str | None:
+    "What is non-finite first: a `*loss*` metric, then a gradient, then a parameter of `algo`; None when all are finite."
+    for k, v in (metrics or {}).items():
+        if "loss" in k and isinstance(v, (int, float, np.floating)) and not math.isfinite(v): return f"the loss `{k}` is {v}"
+    parts = _torch_parts(algo)
+    ps = [p for v in parts.values() if not isinstance(v, torch.optim.Optimizer)
+          for p in (v.parameters() if isinstance(v, torch.nn.Module) else [v])]
+    # fast path: one fused norm of every parameter (a bad gradient reaches the parameters through the optimiser step);
+    # it is non-finite for a NaN/inf, or for a huge finite value, which the scan below then clears
+    if not ps or bool(torch.isfinite(torch.nn.utils.get_total_norm(ps, 2.0))): return None
+    for name, part in parts.items():
+        if isinstance(part, torch.optim.Optimizer): continue
+        for pn, p in (part.named_parameters() if isinstance(part, torch.nn.Module) else [("", part)]):
+            full = f"{name}.{pn}" if pn else name
+            if p.grad is not None and not bool(torch.isfinite(p.grad).all()): return f"the gradient of `{full}` holds NaN/inf"
+            if not bool(torch.isfinite(p.detach()).all()): return f"the parameter `{full}` holds NaN/inf"
+    return None
+
+def _snapshot(algo) -> dict:
+    "Copies of the state of `algo`'s modules, optimisers and tensors (what `nan_guard` restores)."
+    return {k: v.detach().clone() if isinstance(v, torch.Tensor) else copy.deepcopy(v.state_dict()) for k, v in _torch_parts(algo).items()}
+
+def _restore(algo, snap: dict):
+    "Put a `_snapshot` back and drop the gradients."
+    for k, v in _torch_parts(algo).items():
+        if k not in snap: continue
+        if isinstance(v, torch.Tensor):
+            with torch.no_grad(): v.copy_(snap[k])
+            v.grad = None
+        else:
+            v.load_state_dict(snap[k])
+            if isinstance(v, torch.nn.Module):
+                for p in v.parameters(): p.grad = None
+
+# %% ../../nbs/38_train.learner.ipynb #aa4c28a7
+def _finite(x: np.ndarray) -> bool:
+    "No NaN/inf in the float array `x`."
+    return bool(np.isfinite(x).all())
+
+class _FiniteEnv:
+    "The env an algorithm steps under a `Trainer`: everything is forwarded; a NaN/inf observation or reward raises `NonFiniteError`."
+    def __init__(self, env): self.__dict__.update(env=env, global_step=0, _n=env.num_envs)
+    def __getattr__(self, k):
+        env = self.__dict__.get("env")
+        if env is None: raise AttributeError(k)
+        return getattr(env, k)
+    def __setattr__(self, k, v):
+        if k == "global_step": self.__dict__[k] = v
+        else: setattr(self.env, k, v)
+    def _check(self, what, x):
+        if type(x) is np.ndarray and x.dtype.kind == "f" and not _finite(x):
+            rows = ~np.isfinite(x.reshape(len(x), -1)).all(1) if x.ndim else np.array([True])
+            i = int(np.flatnonzero(rows)[0])
+            raise NonFiniteError(f"NaN/inf in the `{what}` of env copy {i} at step {self.global_step} "
+                                 f"(env {getattr(getattr(self.env, 'spec', None), 'id', type(self.env).__name__)}): {x[i] if x.ndim else x!r}")
+    def reset(self, *args, **kwargs):
+        out = self.env.reset(*args, **kwargs); self._check("observations", out[0]); return out
+    def reset_envs(self, mask):
+        obs = self.env.reset_envs(mask); self._check("observations", obs); return obs
+    def step(self, actions):
+        out = self.env.step(actions)
+        self.__dict__["global_step"] += self._n
+        o, r = out[0], out[1]
+        if type(o) is np.ndarray and type(r) is np.ndarray and o.dtype.char in "fd" and r.dtype.char in "fd" and all_finite(o, r): return out
+        self._check("observations", o); self._check("rewards", r)
+        return out
+
 # %% ../../nbs/38_train.learner.ipynb #c026
 def _plain_kwargs(kw):
     "`kw` when it is plain data (numbers, strings, arrays, containers of them), else None."
@@ -433,6 +510,7 @@ class Trainer:
                  device="auto", # Torch device: auto, cpu, cuda, ...
                  n_envs: int | None=None, # Number of env copies (overrides config n_envs)
                  policy=None, # Custom policy module (on-policy algorithms)
+                 nan_guard: bool=False, # Skip (and report) an update that makes a loss, gradient or parameter NaN/inf, instead of stopping
                 ):
         cls = algo if isinstance(algo, type) else get_algorithm(algo)
         self.config = _resolve_config(cls, config, n_envs)
@@ -447,7 +525,9 @@ class Trainer:
                              f"it supports {', '.join(cls.action_spaces)}. Algorithms that support {sp}: "
                              f"{', '.join(algorithms_supporting(sp)) or 'none'}")
         self.env = self._wrap_env(self.env)
-        self.algo = cls(self.env, self.config, device=self.device, policy=policy)
+        self.nan_guard, self.nan_skips = bool(nan_guard), []   # skipped updates: {"step", "iteration", "what"}
+        self._finite_env = _FiniteEnv(self.env)   # what the algorithm steps: observations and rewards are checked
+        self.algo = cls(self._finite_env, self.config, device=self.device, policy=policy)
         if hasattr(self.algo, "seed_rng"): self.algo.seed_rng(seed)
         self.state = TrainState()
         self.callbacks = sorted(list(callbacks), key=lambda c: getattr(c, "order", 0))
@@ -515,13 +595,13 @@ class Trainer:
             while s.global_step < s.total_timesteps and not s.stop:
                 self._event("before_rollout")
                 if s.stop: break
-                self._g0 = s.global_step
+                self._g0 = self._finite_env.global_step = s.global_step
                 m = self.algo.collect(s, self._on_step if per_step else None)
                 self._event("after_rollout")
                 if s.stop: break
                 self._event("before_update")
                 if s.stop: break
-                m.update(self.algo.update(s))
+                m.update(self._checked_update(s))
                 s.iteration += 1
                 s.time_elapsed = elapsed0 + time.perf_counter() - t_start
                 s.metrics = {**m, "rollout/ep_return": s.mean_reward,
@@ -537,6 +617,21 @@ class Trainer:
         s.time_elapsed = elapsed0 + run_time
         self._event("after_fit")
         return self._summary(s.global_step - step0, run_time)
+
+    def _checked_update(self, s) -> dict:
+        "`algo.update`, then the NaN/inf check of its losses, gradients and parameters (raise, or skip under `nan_guard`)."
+        snap = _snapshot(self.algo) if self.nan_guard else None
+        m = self.algo.update(s)
+        bad = _first_nonfinite(self.algo, m)
+        if bad is None: return {**m, "train/nan_skipped": len(self.nan_skips)} if self.nan_guard else m
+        where = f"{bad} after the update at step {s.global_step} (iteration {s.iteration})"
+        if snap is None:
+            raise NonFiniteError(f"{where}: training stopped before this iteration's callbacks, so no checkpoint holds it "
+                                 f"(Trainer(nan_guard=True) skips such updates instead)")
+        _restore(self.algo, snap)
+        self.nan_skips.append({"step": s.global_step, "iteration": s.iteration, "what": bad})
+        warnings.warn(f"nan_guard: skipped an update: {where}; the model is as before it", RuntimeWarning, stacklevel=3)
+        return {k: v for k, v in m.items() if "loss" not in k} | {"train/nan_skipped": len(self.nan_skips)}
 
     def predict(self, obs, # One observation or a batch [B, *obs_shape]
                  deterministic: bool=True, # Mode of the policy instead of a sample
@@ -557,6 +652,8 @@ class Trainer:
              ) -> Path:
         "Write a checkpoint that `Trainer.from_checkpoint` resumes exactly."
         from loomnb import __version__
+        bad = _first_nonfinite(self.algo)
+        if bad: raise NonFiniteError(f"Trainer.save: {bad} at step {self.state.global_step}; {str(path)!r} was not written")
         rng = {"torch": torch.get_rng_state(),
                "cuda": [torch.cuda.get_rng_state(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []}
         ck = {"format": CHECKPOINT_FORMAT, "format_version": CHECKPOINT_VERSION, "loomnb_version": __version__,
@@ -565,7 +662,11 @@ class Trainer:
               "train_state": self.state.state_dict(), "rng": rng}
         ck["digest"] = checkpoint_digest(ck)
         p = Path(path)
-        with atomic_write(p) as f: torch.save(ck, f)
+        try:
+            with atomic_write(p) as f: torch.save(ck, f)
+        except (OSError, RuntimeError) as e:   # full disk, file-size limit, I/O error: atomic_write leaves the previous file untouched
+            raise CheckpointError(f"Trainer.save: writing {str(p)!r} failed ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); "
+                                  f"the previous checkpoint at that path, if any, is unchanged") from e
         return p
 
     @classmethod

@@ -19,10 +19,10 @@ def _kill_while_writing(write, tmp: Path, kills: int, seed: int):
             finally: os._exit(1)
         time.sleep(rng.uniform(0.02, 0.25))
         os.kill(pid, signal.SIGKILL); os.waitpid(pid, 0)
+        leftovers += sum(p.name.endswith(".tmp") for p in tmp.iterdir())   # counted before any load can tidy them
         yield
-        tmps = [p for p in tmp.iterdir() if p.name.endswith(".tmp")]
-        leftovers += len(tmps)
-        for p in tmps: p.unlink()
+        for p in tmp.iterdir():
+            if p.name.endswith(".tmp"): p.unlink()
     assert leftovers > 0, "no kill landed inside a write: the test did not exercise the window it is about"
 
 def test_sigkill_during_trainer_save(tmp_path):

@@ -13,8 +13,8 @@ import numpy as np
 import numba
 
 # %% auto #0
-__all__ = ['seed_everything', 'rank_seed', 'get_device', 'did_you_mean', 'atomic_write', 'ConfigError', 'Config', 'git_info',
-           'run_info']
+__all__ = ['ALIASES', 'RUN_OPTIONS', 'seed_everything', 'rank_seed', 'get_device', 'did_you_mean', 'atomic_write', 'ConfigError',
+           'Config', 'git_info', 'run_info']
 
 # %% ../nbs/00_core.ipynb #c005
 @numba.njit(cache=True)
@@ -150,13 +150,39 @@ def _number_problem(name, v, allow_inf, max_abs):
         if hi is not None and x > hi: return f"at most {hi} (a size this large cannot be allocated)"
     return None
 
+# %% ../nbs/00_core.ipynb #aeee4026
+class _ConfigMeta(type):
+    "Lets `SomeConfig(alias=...)` take the names `from_dict` takes: aliases are renamed, run options kept aside."
+    def __call__(cls, *args, **kwargs):
+        kwargs, run = cls._canonical(kwargs)
+        obj = super().__call__(*args, **kwargs)
+        if run: obj._set_run_options(run)
+        return obj
+
+    @property
+    def __signature__(cls):
+        "The dataclass fields (as `__init__` takes them), for `inspect`, docments and `show_doc`."
+        import inspect
+        sig = inspect.signature(cls.__init__)
+        return sig.replace(parameters=list(sig.parameters.values())[1:])
+
+ALIASES = {"clip_epsilon": "clip_eps", "value_loss_coef": "vf_coef", "entropy_coef": "ent_coef"}  # LoomOS names
+
+RUN_OPTIONS = {  # name -> (expected, check): settings of a training run that a config may carry (LoomOS puts them there)
+    "log_interval": ("a positive int", lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1),
+    "distributed": ("a bool", lambda v: isinstance(v, (bool, np.bool_))),
+    "sync_frequency": ("a positive int", lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1),
+}
+
 # %% ../nbs/00_core.ipynb #c017
 @dataclass
-class Config:
+class Config(metaclass=_ConfigMeta):
     "Base class for loomnb configs: validated typed dataclasses with dict/YAML round-trips."
     allow_inf: typing.ClassVar[tuple] = ()   # float fields that may be +-inf (NaN is refused everywhere)
     max_abs: typing.ClassVar[float] = 1e15   # larger magnitudes are refused as typos
 
+    aliases = ALIASES      # other libraries' name -> field name (not a field: no annotation)
+    run_option_names = ()  # names of `RUN_OPTIONS` this config carries for its run
     def __post_init__(self):
         hints = typing.get_type_hints(type(self))
         for f in fields(self):
@@ -198,20 +224,51 @@ class Config:
     @classmethod
     def from_dict(cls, d: dict | None = None, **kwargs):
         "Build from a dict, rejecting unknown keys with a did-you-mean suggestion."
-        d = {**(d or {}), **kwargs}
-        if not isinstance(d, dict): raise ConfigError(f"{cls.__name__}.from_dict expected a dict, got {type(d).__name__}")
+        if d is not None and not isinstance(d, dict): raise ConfigError(f"{cls.__name__}.from_dict expected a dict, got {type(d).__name__}")
+        d, run = cls._canonical({**(d or {}), **kwargs})
         names = cls.field_names()
         unknown = [k for k in d if k not in names]
         if unknown:
-            k = unknown[0]
-            raise ConfigError(f"{cls.__name__} has no field {k!r}.{did_you_mean(k, names)} Valid fields: {', '.join(names)}")
-        return cls(**d)
+            k, known = unknown[0], names + [a for a, f in cls.aliases.items() if f in names] + list(cls.run_option_names)
+            raise ConfigError(f"{cls.__name__} has no field {k!r}.{did_you_mean(k, known)} Valid fields: {', '.join(names)}")
+        obj = cls(**d)
+        if run: obj._set_run_options(run)
+        return obj
 
-    def to_dict(self) -> dict: return dataclasses.asdict(self)
+    @classmethod
+    def _canonical(cls, d: dict) -> tuple[dict, dict]:
+        "(`d` with aliases renamed to their fields, the run options of `d`)."
+        names, out, run = set(cls.field_names()), {}, {}
+        for k, v in d.items():
+            if k in names: out[k] = v; continue
+            if k in cls.run_option_names: run[k] = v; continue
+            real = cls.aliases.get(k)
+            if real is None: out[k] = v; continue   # unknown: from_dict names it, the dataclass rejects it
+            if real not in names:
+                raise ConfigError(f"{cls.__name__}: {k!r} is an alias of {real!r}, and {cls.__name__} has no field {real!r}")
+            if real in d: raise ConfigError(f"{cls.__name__}: both {k!r} and {real!r} given ({k!r} is an alias of {real!r}); pass one")
+            out[real] = v
+        return out, run
+
+    def _set_run_options(self, run: dict):
+        for k, v in run.items():
+            expected, ok = RUN_OPTIONS[k]
+            if not ok(v): self._fail(k, v, expected)
+        if run.get("sync_frequency") is not None and not run.get("distributed"):
+            self._fail("sync_frequency", run["sync_frequency"], "no value unless distributed=True (it paces the parameter sync between ranks)")
+        object.__setattr__(self, "_run_options", {k: (bool(v) if k == "distributed" else int(v)) for k, v in run.items()})
+
+    @property
+    def run_options(self) -> dict:
+        "The run options this config carries (`RUN_OPTIONS` names; empty when none)."
+        return dict(self.__dict__.get("_run_options", {}))
+
+    def to_dict(self) -> dict: return {**dataclasses.asdict(self), **self.run_options}
 
     def merge(self, overrides: dict | None = None, **kwargs):
         "A new validated config with `overrides` applied (unknown keys rejected)."
-        return type(self).from_dict({**self.to_dict(), **(overrides or {}), **kwargs})
+        o, run = type(self)._canonical({**(overrides or {}), **kwargs})   # aliases renamed before they meet the fields
+        return type(self).from_dict({**self.to_dict(), **o, **run})
 
     def to_yaml(self, path=None) -> str:
         "YAML text of the config; also written to `path` when given."

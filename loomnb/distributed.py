@@ -16,6 +16,7 @@ import torch.distributed as dist
 import torch.multiprocessing as tmp_mp
 from torch.nn.parallel import DistributedDataParallel as DDP
 from .core import seed_everything, get_device, did_you_mean, rank_seed
+from .train.learner import Callback, set_data_parallel
 
 # %% auto #0
 __all__ = ['DistInfo', 'env_info', 'rank_device', 'choose_backend', 'init_distributed', 'teardown', 'world', 'distributed',
@@ -24,7 +25,7 @@ __all__ = ['DistInfo', 'env_info', 'rank_device', 'choose_backend', 'init_distri
            'sync_optimizer', 'is_main_process', 'barrier', 'reduce_metrics', 'on_rank0', 'RankZeroLogger',
            'save_distributed', 'load_distributed', 'spawn', 'ddp_smoke', 'torchrun_command', 'launch',
            'distribute_algorithm', 'DistributedTrainer', 'sync_report', 'check_data_parallel', 'under_torchrun',
-           'split_nproc', 'train_distributed']
+           'split_nproc', 'train_distributed', 'loomos_data_parallel']
 
 # %% ../nbs/50_distributed.ipynb #c006
 @dataclass(frozen=True)
@@ -990,3 +991,30 @@ def _main(argv=None):
 
 # %% ../nbs/50_distributed.ipynb #c089
 if __name__ == "__main__": _main()
+
+# %% ../nbs/50_distributed.ipynb #abbf14d6
+class _ParamSync(Callback):
+    "Every `every` iterations, overwrite every network of the algorithm with rank 0's (LoomOS's `sync_frequency`)."
+    order = 100
+    def __init__(self, every: int): self.every = int(every)
+    def after_update(self, state):
+        if state.iteration % self.every == 0:
+            for m in vars(self.trainer.algo).values():
+                if isinstance(m, nn.Module): broadcast_module(unwrap(m))
+
+def loomos_data_parallel(algo) -> dict: # An algorithm adopted by its `Trainer` (`algo.trainer`), config with distributed=True
+    "Make `algo` data-parallel over the process group (per-rank seeds, `distribute_algorithm`, the `sync_frequency` broadcast)."
+    info, t, seed = world(), algo.trainer, getattr(algo, "_seed", None) or 0
+    done = {}
+    if info.is_distributed:
+        if info.rank != 0:   # rank 0 keeps the run's seeds: a one-rank job equals the plain run
+            s = rank_seed(seed, info.rank)
+            seed_everything(s)
+            if hasattr(algo, "seed_rng"): algo.seed_rng(s)
+            algo.env.reset(seed=s)
+        done = distribute_algorithm(algo)
+    sync = algo.config.run_options.get("sync_frequency")
+    if sync: t.set_callbacks([*t.callbacks, _ParamSync(sync)])
+    return done
+
+set_data_parallel(loomos_data_parallel)

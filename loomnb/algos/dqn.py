@@ -180,6 +180,42 @@ def dqn_step(q_net: nn.Module, # Online Q-network
     step_fast(optimizer)
     return loss.detach(), err, qmean
 
+# %% ../../nbs/42_algos.dqn.ipynb #c029
+class _DQNReplay:
+    "The buffer and the training phase of `DQN` (a base of it)."
+    def _make_buffer(self):
+        "A uniform, prioritized and/or n-step buffer (and writer) from the switches."
+        c = self.config
+        if c.n_step == 1 and not c.prioritized: return super()._make_buffer()
+        from loomnb.buffers.replay import ReplayBuffer
+        from loomnb.buffers.prioritized import PrioritizedReplayBuffer
+        nstep = c.n_step > 1
+        if nstep and c.optimize_memory: raise ValueError("DQN: n_step > 1 needs optimize_memory=False (n-step transitions are not consecutive)")
+        args = (c.buffer_size, self.obs_space.shape, (), np.float32, np.int64, c.optimize_memory, nstep)
+        buf = PrioritizedReplayBuffer(*args, alpha=c.alpha, beta=c.beta_start, eps=c.prioritized_eps) if c.prioritized else ReplayBuffer(*args)
+        if nstep:
+            from loomnb.buffers.nstep import NStepWriter
+            self.writer = NStepWriter(buf, c.n_step, c.gamma, self.env.num_envs)
+        return buf
+
+    def _train(self, n: int, state: TrainState) -> dict:
+        "`n` DQN steps on minibatches from the buffer (priorities written back)."
+        c = self.config
+        if c.prioritized:
+            beta = linear_schedule(c.beta_start, c.beta_end, 1.0, self._progress(state.global_step))
+            batches = (to_torch(self.buffer.sample(c.batch_size, self.rng, beta=beta), c.gamma, self.device, True)
+                       for _ in range(n))
+        else: batches = sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)
+        losses, qs = [], []
+        for b in batches:
+            loss, err, qm = dqn_step(self.q_net, self.q_target, self.optimizer, b, c, self._q_params)
+            if c.prioritized: self.buffer.update_priorities(b.indices, err.cpu().numpy().astype(np.float64))
+            losses.append(loss); qs.append(qm)
+        m = {"train/loss": torch.stack(losses).mean().item(), "train/q_values": torch.stack(qs).mean().item(),
+             "train/exploration_rate": float(self.exploration_rate)}
+        if c.prioritized: m["train/beta"] = float(beta)
+        return m
+
 # %% ../../nbs/42_algos.dqn.ipynb #c027
 def _make_qnet(obs_dim: int, n_actions: int, c: DQNConfig) -> nn.Module:
     h = c.hidden if isinstance(c.hidden, int) else tuple(c.hidden)
@@ -188,7 +224,7 @@ def _make_qnet(obs_dim: int, n_actions: int, c: DQNConfig) -> nn.Module:
     if c.dueling: return DuelingQNetwork(obs_dim, n_actions, h, noisy=c.noisy)
     return SimpleQNetwork(obs_dim, n_actions, h, noisy=c.noisy)
 
-class DQN(OffPolicyAlgorithm):
+class DQN(_DQNReplay, OffPolicyAlgorithm):
     "DQN with target network and the Rainbow switches, on the shared off-policy loop."
     name = "dqn"
     config_cls = DQNConfig
@@ -240,37 +276,4 @@ class DQN(OffPolicyAlgorithm):
         if (step // N) % max(c.target_update_interval // N, 1) == 0:
             polyak_update(self._q_params, self._t_params, c.tau)
 
-# %% ../../nbs/42_algos.dqn.ipynb #c029
-def _dqn_make_buffer(self):
-    c = self.config
-    if c.n_step == 1 and not c.prioritized: return OffPolicyAlgorithm._make_buffer(self)
-    from loomnb.buffers.replay import ReplayBuffer
-    from loomnb.buffers.prioritized import PrioritizedReplayBuffer
-    nstep = c.n_step > 1
-    if nstep and c.optimize_memory: raise ValueError("DQN: n_step > 1 needs optimize_memory=False (n-step transitions are not consecutive)")
-    args = (c.buffer_size, self.obs_space.shape, (), np.float32, np.int64, c.optimize_memory, nstep)
-    buf = PrioritizedReplayBuffer(*args, alpha=c.alpha, beta=c.beta_start, eps=c.prioritized_eps) if c.prioritized else ReplayBuffer(*args)
-    if nstep:
-        from loomnb.buffers.nstep import NStepWriter
-        self.writer = NStepWriter(buf, c.n_step, c.gamma, self.env.num_envs)
-    return buf
-
-def _dqn_train(self, n: int, state: TrainState) -> dict:
-    c = self.config
-    if c.prioritized:
-        beta = linear_schedule(c.beta_start, c.beta_end, 1.0, self._progress(state.global_step))
-        batches = (to_torch(self.buffer.sample(c.batch_size, self.rng, beta=beta), c.gamma, self.device, True)
-                   for _ in range(n))
-    else: batches = sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)
-    losses, qs = [], []
-    for b in batches:
-        loss, err, qm = dqn_step(self.q_net, self.q_target, self.optimizer, b, c, self._q_params)
-        if c.prioritized: self.buffer.update_priorities(b.indices, err.cpu().numpy().astype(np.float64))
-        losses.append(loss); qs.append(qm)
-    m = {"train/loss": torch.stack(losses).mean().item(), "train/q_values": torch.stack(qs).mean().item(),
-         "train/exploration_rate": float(self.exploration_rate)}
-    if c.prioritized: m["train/beta"] = float(beta)
-    return m
-
-DQN._make_buffer, DQN._train = _dqn_make_buffer, _dqn_train
 register_algorithm("dqn", DQN)

@@ -16,6 +16,7 @@ from ..core import Config, did_you_mean
 from ..agents.nets import make_policy, check_policy, policy_evaluate
 from ..ops.vtrace import vtrace
 from ..train.learner import Algorithm, TrainState, register_algorithm
+from ..train.collect import VecCollector
 from ..core import rank_seed
 from ..envs.registry import make
 
@@ -80,18 +81,18 @@ def impala_actor(actor: int, # Actor index
     "Actor process body: collect trajectories with the latest published policy and queue them."
     try:
         torch.set_num_threads(1); torch.manual_seed(seed)
-        env = make(env_id, num_envs=n_envs, seed=seed)
+        vc = VecCollector(env_id, n_envs, seed)
+        env = vc.env
         box = isinstance(env.single_action_space, spaces.Box)
         lo, hi = (env.single_action_space.low, env.single_action_space.high) if box else (None, None)
-        obs, _ = env.reset(seed=seed)
+        vc.reset(seed=seed)
         local, ver, sent = copy.deepcopy(shared_policy), -1, 0
         T, N = unroll_length, n_envs
         while not stop.is_set():
             if sent == fail_after: raise RuntimeError(f"deliberate failure in IMPALA actor {actor}")
             if version.value != ver:
                 with lock: local.load_state_dict(shared_policy.state_dict()); ver = version.value
-            tr = _collect_unroll(env, local, obs, T, N, box, lo, hi)
-            obs = tr.pop("next_obs")
+            tr = _collect_unroll(vc, local, T, box, lo, hi)
             tr.update(version=ver, actor=actor)
             if not _put(q, tr, stop, parent): break
             sent += 1
@@ -101,8 +102,9 @@ def impala_actor(actor: int, # Actor index
         raise
 
 # %% ../../nbs/51_algos.impala.ipynb #c011
-def _collect_unroll(env, policy, obs, T, N, box, lo, hi) -> dict:
-    "T steps of `policy` on `env` from `obs`; returns a trajectory dict (plus `next_obs`)."
+def _collect_unroll(vc: VecCollector, policy, T, box, lo, hi) -> dict:
+    "T steps of `policy` on the collector's env from its last observation; returns a trajectory dict."
+    env, obs, N = vc.env, vc.obs, vc.env.num_envs
     o = np.empty((T, N, *obs.shape[1:]), np.float32)
     a = np.empty((T, N, *env.single_action_space.shape), np.float32 if box else np.int64)
     lp, r = np.empty((T, N), np.float32), np.empty((T, N), np.float32)
@@ -113,15 +115,14 @@ def _collect_unroll(env, policy, obs, T, N, box, lo, hi) -> dict:
             o[t] = obs
             act, logp = policy.get_action_and_logprob(torch.from_numpy(o[t]))
             a[t], lp[t] = act.numpy(), logp.numpy()
-            obs, r[t], te[t], tru[t], info = env.step(np.clip(a[t], lo, hi) if box else a[t])
-            done = te[t] | tru[t]
+            obs, r[t], te[t], tru[t], info, done = vc.step(np.clip(a[t], lo, hi) if box else a[t])
             if done.any():
                 for n in np.flatnonzero(tru[t]): fi.append((t, n)); fo.append(info["final_obs"][n])
-                er += info["episode_return"][done].tolist(); el += info["episode_length"][done].tolist()
+                r_, l_ = vc.finished(info, done); er += r_; el += l_
     return dict(obs=o, actions=a, logp=lp, rewards=r, terminated=te, truncated=tru,
                 final_idx=np.asarray(fi, np.int64).reshape(-1, 2),
                 final_obs=np.asarray(fo, np.float32).reshape(-1, *obs.shape[1:]), last_obs=obs.astype(np.float32),
-                ep_returns=er, ep_lengths=el, next_obs=obs)
+                ep_returns=er, ep_lengths=el)
 
 # %% ../../nbs/51_algos.impala.ipynb #c016
 def stack_trajectories(trs: list[dict]) -> dict:
@@ -174,7 +175,86 @@ def _shutdown(procs, stop, q):
         if p.is_alive(): p.kill()
         p.join(2)
 
-class IMPALA(Algorithm):
+class _ImpalaActors:
+    "The actor processes of `IMPALA`: start, stop, and the queue they fill (a base of it)."
+    def _start(self):
+        "Spawn the actors (no-op when running)."
+        if self._procs: return
+        c, ctx = self.config, mp.get_context("spawn")
+        self._shared = copy.deepcopy(self.policy).cpu().share_memory()
+        self._ver, self._lock = ctx.Value("l", self.version), ctx.Lock()
+        self._q, self._stop = ctx.Queue(maxsize=c.queue_size), ctx.Event()
+        self._restarts = getattr(self, "_restarts", -1) + 1
+        for i in range(c.n_actors):
+            s = rank_seed(self.seed, 1 + i + 1000 * self._restarts)  # fresh streams on every (re)start
+            p = ctx.Process(target=impala_actor, daemon=True, name=f"impala-actor-{i}",
+                            args=(i, self.env.spec.id, s, c.n_envs, c.unroll_length, self._shared, self._ver, self._lock,
+                                  self._q, self._stop, os.getpid(), self.fail_after))
+            p.start(); self._procs.append(p)
+        self._finalizer = weakref.finalize(self, _shutdown, self._procs, self._stop, self._q)
+        self._threads = torch.get_num_threads()
+        if c.learner_threads: torch.set_num_threads(c.learner_threads)  # actors + learner share the cores
+
+    def close(self):
+        "Stop the actor processes (and restore the learner's torch threads)."
+        if self._procs: self._finalizer(); self._procs = []; self._pending = []; torch.set_num_threads(self._threads)
+
+    def start(self, wait: bool = True, # Block until the first trajectory has arrived
+             ):
+        "Start the actors ahead of `train` (they otherwise start on the first `collect`); returns self."
+        self._start()
+        if wait and not self._pending: self._pending.append(self._get())
+        return self
+
+    def _get(self) -> dict:
+        "Next trajectory from the queue; raises when an actor failed, died or went silent."
+        if self._pending: return self._pending.pop(0)
+        deadline = time.monotonic() + self.config.actor_timeout_s
+        while True:
+            try: item = self._q.get(timeout=0.5)
+            except queue.Empty:
+                dead = [p for p in self._procs if not p.is_alive()]
+                if dead or time.monotonic() > deadline:
+                    msg = (f"IMPALA actor {dead[0].name} exited with code {dead[0].exitcode}" if dead
+                           else f"no trajectory from the IMPALA actors for {self.config.actor_timeout_s} s")
+                    self.close(); raise RuntimeError(msg)
+                continue
+            if isinstance(item, tuple) and item and item[0] == "error":
+                self.close(); raise RuntimeError(f"IMPALA actor {item[1]} failed:\n{item[2]}")
+            return item
+
+# %% ../../nbs/51_algos.impala.ipynb #c022
+class _ImpalaLearning:
+    "The `Trainer`'s collect/update calls of `IMPALA` (a base of it)."
+    def collect(self, state: TrainState, on_step=None) -> dict:
+        "Take `batch_trajectories` trajectories from the actors."
+        self._start()
+        t0 = time.perf_counter(); self._batch = []
+        for _ in range(self.config.batch_trajectories):
+            tr = self._get(); self._batch.append(tr)
+            state.global_step += tr["rewards"].size
+            state.add_episodes(tr["ep_returns"], tr["ep_lengths"])
+        lag = float(np.mean([self.version - tr["version"] for tr in self._batch]))
+        if state.global_step >= state.total_timesteps: self.close()  # budget reached: the Trainer stops after this update
+        return {"time/queue_wait": time.perf_counter() - t0, "impala/policy_lag": lag}
+
+    def update(self, state: TrainState) -> dict:
+        "One V-trace gradient step on the collected batch, then publish the parameters to the actors."
+        c, t0 = self.config, time.perf_counter()
+        lr = c.learning_rate * (state.progress_remaining if c.anneal_lr else 1.0)
+        for g in self.optimizer.param_groups: g["lr"] = lr
+        loss, st = impala_loss(self.policy, stack_trajectories(self._batch), c, self.device)
+        self.optimizer.zero_grad(set_to_none=True); loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), c.max_grad_norm)
+        self.optimizer.step(); state.n_updates += 1; self.version += 1
+        if self._procs:
+            with self._lock:
+                for d, s in zip(self._shared.parameters(), self.policy.parameters()): d.data.copy_(s.data)
+                self._ver.value = self.version
+        return {**st, "train/grad_norm": float(gn), "train/lr": lr, "time/update": time.perf_counter() - t0}
+
+# %% ../../nbs/51_algos.impala.ipynb #c024
+class IMPALA(_ImpalaActors, _ImpalaLearning, Algorithm):
     "IMPALA: spawned actor processes, a queue of trajectories, a V-trace learner with shared-memory parameters."
     config_cls = ImpalaConfig
     action_spaces = ("Discrete", "Box")
@@ -195,102 +275,24 @@ class IMPALA(Algorithm):
 
     def seed_rng(self, seed: int): self.seed = int(seed)
 
-# %% ../../nbs/51_algos.impala.ipynb #c022
-def _start(self):
-    "Spawn the actors (no-op when running)."
-    if self._procs: return
-    c, ctx = self.config, mp.get_context("spawn")
-    self._shared = copy.deepcopy(self.policy).cpu().share_memory()
-    self._ver, self._lock = ctx.Value("l", self.version), ctx.Lock()
-    self._q, self._stop = ctx.Queue(maxsize=c.queue_size), ctx.Event()
-    self._restarts = getattr(self, "_restarts", -1) + 1
-    for i in range(c.n_actors):
-        s = rank_seed(self.seed, 1 + i + 1000 * self._restarts)  # fresh streams on every (re)start
-        p = ctx.Process(target=impala_actor, daemon=True, name=f"impala-actor-{i}",
-                        args=(i, self.env.spec.id, s, c.n_envs, c.unroll_length, self._shared, self._ver, self._lock,
-                              self._q, self._stop, os.getpid(), self.fail_after))
-        p.start(); self._procs.append(p)
-    self._finalizer = weakref.finalize(self, _shutdown, self._procs, self._stop, self._q)
-    self._threads = torch.get_num_threads()
-    if c.learner_threads: torch.set_num_threads(c.learner_threads)  # actors + learner share the cores
+    def predict(self, obs, deterministic: bool = True) -> np.ndarray:
+        "Actions (NumPy) for one observation or a batch; Box actions clipped to the bounds."
+        obs = np.asarray(obs, np.float32)
+        single = obs.shape == tuple(self.env.single_observation_space.shape)
+        with torch.inference_mode():
+            a = self.policy.get_action_and_logprob(torch.as_tensor(obs[None] if single else obs, device=self.device), deterministic)[0]
+        a, sp = a.cpu().numpy(), self.env.single_action_space
+        a = np.clip(a, sp.low, sp.high) if isinstance(sp, spaces.Box) else a
+        return a[0] if single else a
 
-def _close(self):
-    "Stop the actor processes (and restore the learner's torch threads)."
-    if self._procs: self._finalizer(); self._procs = []; self._pending = []; torch.set_num_threads(self._threads)
+    def state_dict(self) -> dict:
+        return {"policy": self.policy.state_dict(), "optimizer": self.optimizer.state_dict(), "version": self.version, "seed": self.seed}
 
-def _start_public(self, wait: bool = True, # Block until the first trajectory has arrived
-                 ):
-    "Start the actors ahead of `train` (they otherwise start on the first `collect`); returns self."
-    self._start()
-    if wait and not self._pending: self._pending.append(self._get())
-    return self
+    def load_state_dict(self, d: dict):
+        self.policy.load_state_dict(d["policy"]); self.optimizer.load_state_dict(d["optimizer"])
+        self.version, self.seed = int(d["version"]), int(d.get("seed", self.seed))
+        if self._procs:
+            with self._lock:
+                self._shared.load_state_dict(self.policy.state_dict()); self._ver.value = self.version
 
-def _get(self) -> dict:
-    "Next trajectory from the queue; raises when an actor failed, died or went silent."
-    if self._pending: return self._pending.pop(0)
-    deadline = time.monotonic() + self.config.actor_timeout_s
-    while True:
-        try: item = self._q.get(timeout=0.5)
-        except queue.Empty:
-            dead = [p for p in self._procs if not p.is_alive()]
-            if dead or time.monotonic() > deadline:
-                msg = (f"IMPALA actor {dead[0].name} exited with code {dead[0].exitcode}" if dead
-                       else f"no trajectory from the IMPALA actors for {self.config.actor_timeout_s} s")
-                self.close(); raise RuntimeError(msg)
-            continue
-        if isinstance(item, tuple) and item and item[0] == "error":
-            self.close(); raise RuntimeError(f"IMPALA actor {item[1]} failed:\n{item[2]}")
-        return item
-
-IMPALA._start, IMPALA.start, IMPALA.close, IMPALA._get = _start, _start_public, _close, _get
-
-# %% ../../nbs/51_algos.impala.ipynb #c023
-def _collect(self, state: TrainState, on_step=None) -> dict:
-    "Take `batch_trajectories` trajectories from the actors."
-    self._start()
-    t0 = time.perf_counter(); self._batch = []
-    for _ in range(self.config.batch_trajectories):
-        tr = self._get(); self._batch.append(tr)
-        state.global_step += tr["rewards"].size
-        state.add_episodes(tr["ep_returns"], tr["ep_lengths"])
-    lag = float(np.mean([self.version - tr["version"] for tr in self._batch]))
-    if state.global_step >= state.total_timesteps: self.close()  # budget reached: the Trainer stops after this update
-    return {"time/queue_wait": time.perf_counter() - t0, "impala/policy_lag": lag}
-
-def _update(self, state: TrainState) -> dict:
-    "One V-trace gradient step on the collected batch, then publish the parameters to the actors."
-    c, t0 = self.config, time.perf_counter()
-    lr = c.learning_rate * (state.progress_remaining if c.anneal_lr else 1.0)
-    for g in self.optimizer.param_groups: g["lr"] = lr
-    loss, st = impala_loss(self.policy, stack_trajectories(self._batch), c, self.device)
-    self.optimizer.zero_grad(set_to_none=True); loss.backward()
-    gn = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), c.max_grad_norm)
-    self.optimizer.step(); state.n_updates += 1; self.version += 1
-    if self._procs:
-        with self._lock:
-            for d, s in zip(self._shared.parameters(), self.policy.parameters()): d.data.copy_(s.data)
-            self._ver.value = self.version
-    return {**st, "train/grad_norm": float(gn), "train/lr": lr, "time/update": time.perf_counter() - t0}
-
-IMPALA.collect, IMPALA.update = _collect, _update
-
-# %% ../../nbs/51_algos.impala.ipynb #c024
-def _predict(self, obs, deterministic: bool = True) -> np.ndarray:
-    "Actions (NumPy) for a batch of observations; Box actions clipped to the bounds."
-    with torch.inference_mode():
-        a = self.policy.get_action_and_logprob(torch.as_tensor(obs, dtype=torch.float32, device=self.device), deterministic)[0]
-    a, sp = a.cpu().numpy(), self.env.single_action_space
-    return np.clip(a, sp.low, sp.high) if isinstance(sp, spaces.Box) else a
-
-def _state_dict(self) -> dict:
-    return {"policy": self.policy.state_dict(), "optimizer": self.optimizer.state_dict(), "version": self.version, "seed": self.seed}
-
-def _load_state_dict(self, d: dict):
-    self.policy.load_state_dict(d["policy"]); self.optimizer.load_state_dict(d["optimizer"])
-    self.version, self.seed = int(d["version"]), int(d.get("seed", self.seed))
-    if self._procs:
-        with self._lock:
-            self._shared.load_state_dict(self.policy.state_dict()); self._ver.value = self.version
-
-IMPALA.predict, IMPALA.state_dict, IMPALA.load_state_dict = _predict, _state_dict, _load_state_dict
 register_algorithm("impala", IMPALA)

@@ -24,6 +24,25 @@ class RolloutBatch(NamedTuple):
     advantages: torch.Tensor # [B] GAE advantages
     returns: torch.Tensor    # [B] advantages + values (value targets)
 
+    def sample_minibatches(self, batch_size: int, # Transitions per minibatch
+                           shuffle: bool=True, # Random order (False: consecutive slices)
+                           rng: np.random.Generator | int | None=None, # Generator or seed of the shuffle (None: fresh entropy)
+                          ) -> Iterator["RolloutBatch"]:
+        "Minibatches covering every transition once (the last one smaller when `batch_size` does not divide the batch)."
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}")
+        B = len(self.obs)
+        if batch_size >= B:
+            yield self; return
+        if not shuffle:
+            for i in range(0, B, batch_size): yield RolloutBatch(*(x[i:i + batch_size] for x in self))
+            return
+        rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        perm = torch.from_numpy(rng.permutation(B)).to(self.obs.device)
+        for i in range(0, B, batch_size):
+            idx = perm[i:i + batch_size]
+            yield RolloutBatch(*(x[idx] for x in self))
+
     def _repr_markdown_(self):
         rows = "\n".join(f"| {k} | {tuple(v.shape)} | {str(v.dtype).replace('torch.', '')} |" for k, v in zip(self._fields, self))
         return f"**RolloutBatch** ({len(self.obs)} transitions)\n\n| field | shape | dtype |\n|---|---|---|\n{rows}"
@@ -94,13 +113,5 @@ class RolloutBuffer:
                      data: RolloutBatch | None=None, # Pre-fetched `tensors(device)` to reuse across epochs
                     ) -> Iterator[RolloutBatch]:
         "Shuffled minibatches covering every transition once."
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}")
         data = self.tensors(device) if data is None else data
-        B = len(self)
-        if batch_size >= B:
-            yield data; return
-        perm = torch.from_numpy(rng.permutation(B)).to(data.obs.device)
-        for i in range(0, B, batch_size):
-            idx = perm[i:i + batch_size]
-            yield RolloutBatch(*(x[idx] for x in data))
+        return data.sample_minibatches(batch_size, rng=rng)

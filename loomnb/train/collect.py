@@ -1,4 +1,4 @@
-"""The on-policy collector: a policy and a vector env produce a time-major rollout, one batched forward per vector step, truncation bootstrapped from the true final observation.
+"""The collectors: `VecCollector` (a vector env, its last observation and the episode bookkeeping every collector shares), the on-policy `Collector` that fills a time-major rollout with one batched forward per vector step and truncation bootstrapped from the true final observation, and rlox's `RolloutCollector`.
 
 Docs: https://loomorg.github.io/loomnb/train.collect.html.md"""
 
@@ -11,11 +11,46 @@ from typing import NamedTuple, Callable
 import numpy as np
 import torch
 from gymnasium import spaces
-from ..agents.nets import policy_act
-from ..buffers.rollout import RolloutBuffer
+from ..agents.nets import policy_act, check_policy
+from ..buffers.rollout import RolloutBuffer, RolloutBatch
 
 # %% auto #0
-__all__ = ['CollectStats', 'Collector']
+__all__ = ['VecCollector', 'CollectStats', 'Collector', 'RolloutCollector']
+
+# %% ../../nbs/37_train.collect.ipynb #a58fe15c
+class VecCollector:
+    "A vector env and its last observation, stepped with the episode bookkeeping every loomnb collector shares."
+    def __init__(self, env=None, # A loomnb VecEnv, or an env id made with `n_envs` copies seeded from `seed`
+                 n_envs: int=1, # Env copies when `env` is an id
+                 seed: int=0, # Seed of the copies when `env` is an id (copy i gets seed + i)
+                 *, env_id: str | None=None, # The rlox spelling of an id `env`
+                ):
+        if env_id is not None:
+            if env is not None: raise ValueError(f"{type(self).__name__}: pass `env` or `env_id`, not both")
+            env = env_id
+        if isinstance(env, str):
+            from loomnb.envs.registry import make
+            env = make(env, num_envs=n_envs, seed=seed)
+        if not all(hasattr(env, a) for a in ("reset", "step", "num_envs", "single_action_space")):
+            raise TypeError(f"{type(self).__name__}: `env` must be an env id or a loomnb VecEnv, got {type(env).__name__}")
+        self.env, self.obs = env, None
+
+    def reset(self, seed: int | None=None):
+        "Reset the env and remember the first observation."
+        self.obs, _ = self.env.reset(seed=seed)
+        return self.obs
+
+    def step(self, env_actions):
+        "Step every copy: (obs, rewards, terminated, truncated, info, done); `obs` becomes the last observation."
+        obs, r, te, tr, info = self.env.step(env_actions)
+        done = info["done"] if "done" in info else te | tr
+        self.obs = obs
+        return obs, r, te, tr, info, done
+
+    @staticmethod
+    def finished(info: dict, done: np.ndarray) -> tuple[list, list]:
+        "Returns and lengths of the episodes that ended on this step (`done` mask)."
+        return info["episode_return"][done].tolist(), info["episode_length"][done].tolist()
 
 # %% ../../nbs/37_train.collect.ipynb #c005
 class CollectStats(NamedTuple):
@@ -28,23 +63,18 @@ class CollectStats(NamedTuple):
     time_inference: float     # seconds spent in policy forwards and conversions
 
 # %% ../../nbs/37_train.collect.ipynb #c006
-class Collector:
+class Collector(VecCollector):
     "Runs a policy in a vector env and fills a `RolloutBuffer`; holds only the last observation."
     def __init__(self, env, # Vector env with the loomnb VecEnv interface
                  policy: torch.nn.Module, # Policy with the rlox interface
                  device="cpu", # Torch device of the policy
                 ):
-        self.env, self.policy, self.device = env, policy, torch.device(device)
-        sp = env.single_action_space
+        super().__init__(env)
+        self.policy, self.device = policy, torch.device(device)
+        sp = self.env.single_action_space
         self.is_box = isinstance(sp, spaces.Box)
         self._low, self._high = (sp.low.astype(np.float32), sp.high.astype(np.float32)) if self.is_box else (None, None)
         self._cpu = self.device.type == "cpu"
-        self.obs = None
-
-    def reset(self, seed: int | None=None):
-        "Reset the env and remember the first observation."
-        self.obs, _ = self.env.reset(seed=seed)
-        return self.obs
 
     def _to_np(self, x: torch.Tensor) -> np.ndarray: return x.numpy() if self._cpu else x.cpu().numpy()
 
@@ -57,7 +87,7 @@ class Collector:
                ) -> CollectStats:
         "Fill `buffer` with `buffer.n_steps` vector steps; returns episode stats and the bootstrap values."
         if self.obs is None: self.reset()
-        env, pol, buffer.pos = self.env, self.policy, 0
+        pol, buffer.pos = self.policy, 0
         obs_t_all = buffer.tensors()[0].view(buffer.n_steps, buffer.n_envs, *buffer.obs_shape)  # zero-copy views
         rets, lens, t_env, t_inf = [], [], 0.0, 0.0
         with torch.inference_mode():
@@ -69,19 +99,57 @@ class Collector:
                 a_np = self._to_np(a)
                 env_a = np.clip(a_np, self._low, self._high) if self.is_box else a_np
                 t1 = time.perf_counter()
-                obs, rew, term, trunc, info = env.step(env_a)
+                obs, rew, term, trunc, info, done = self.step(env_a)
                 t2 = time.perf_counter()
                 buffer.add(None, a_np, self._to_np(logp), self._to_np(v), rew, term, trunc)
                 if trunc.any():
                     idx = np.flatnonzero(trunc)
                     buffer.final_values[t, idx] = self._values(info["final_obs"][idx])
-                done = info["done"] if "done" in info else term | trunc
                 if done.any():
-                    rets.extend(info["episode_return"][done].tolist()); lens.extend(info["episode_length"][done].tolist())
-                self.obs = obs
+                    r_, l_ = self.finished(info, done); rets.extend(r_); lens.extend(l_)
                 t_env += t2 - t1; t_inf += time.perf_counter() - t2 + t1 - t0
                 if on_step is not None and on_step(t) is False: break
             t0 = time.perf_counter()
             last = self._values(self.obs)
             t_inf += time.perf_counter() - t0
         return CollectStats(buffer.pos * buffer.n_envs, rets, lens, last, t_env, t_inf)
+
+# %% ../../nbs/37_train.collect.ipynb #ab66149d
+class RolloutCollector(VecCollector):
+    "rlox's collect-then-compute: `collect(policy, n_steps)` steps the envs, computes GAE, returns a flat `RolloutBatch`."
+    def __init__(self, env=None, # A loomnb VecEnv, or an env id
+                 n_envs: int=1, # Env copies when `env` is an id
+                 seed: int=0, # Seed of the copies when `env` is an id
+                 gamma: float=0.99, # Discount
+                 gae_lambda: float=0.95, # GAE lambda
+                 normalize_rewards: bool=False, # Wrap the env in `VecNormalize` with reward normalisation
+                 normalize_obs: bool=False, # ... with observation normalisation
+                 device="cpu", # Torch device of the policy and the returned batch
+                 *, env_id: str | None=None, # The rlox spelling of an id `env`
+                ):
+        super().__init__(env, n_envs, seed, env_id=env_id)
+        for k, v in (("gamma", gamma), ("gae_lambda", gae_lambda)):
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not 0.0 <= v <= 1.0:
+                raise ValueError(f"RolloutCollector: `{k}` must be a number in [0, 1], got {v!r}")
+        if normalize_obs or normalize_rewards:
+            from loomnb.envs.wrappers import VecNormalize
+            self.env = VecNormalize(self.env, norm_obs=bool(normalize_obs), norm_reward=bool(normalize_rewards), gamma=float(gamma))
+        self.gamma, self.gae_lambda, self.device = float(gamma), float(gae_lambda), torch.device(device)
+        self._buf, self._col, self.stats = None, None, None
+
+    def collect(self, policy: torch.nn.Module, # Policy with the loomnb policy interface (e.g. `DiscretePolicy`)
+                n_steps: int, # Vector steps per env copy
+               ) -> RolloutBatch: # [n_envs * n_steps, ...] with advantages and returns
+        "Collect `n_steps` vector steps with `policy`, compute GAE, return the flat batch."
+        check_policy(policy)
+        sp, N = self.env.single_action_space, self.env.num_envs
+        if self._buf is None or self._buf.n_steps != n_steps:
+            box = isinstance(sp, spaces.Box)
+            self._buf = RolloutBuffer(n_steps, N, self.env.single_observation_space.shape, sp.shape if box else (),
+                                      np.float32 if box else np.int64)
+        if self._col is None or self._col.policy is not policy: self._col = Collector(self.env, policy, self.device)
+        self._col.obs = self.obs    # one stream of observations, whichever policy collects
+        self.stats = self._col.collect(self._buf)
+        self.obs = self._col.obs
+        self._buf.compute_advantages(self.stats.last_values, self.gamma, self.gae_lambda)
+        return RolloutBatch(*(x.clone() for x in self._buf.tensors(self.device)))

@@ -12,14 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import torch
-from ..core import Config, ConfigError, atomic_write, did_you_mean, get_device, seed_everything
+from ..core import Config, ConfigError, RUN_OPTIONS, atomic_write, did_you_mean, get_device, seed_everything
 from ..ops.stats import all_finite
 
 # %% auto #0
 __all__ = ['ALGORITHMS', 'CHECKPOINT_FORMAT', 'CHECKPOINT_VERSION', 'lean_numba_runtime', 'TrainState', 'CancelFitException',
-           'Callback', 'Algorithm', 'register_algorithm', 'get_algorithm', 'algorithms_supporting', 'CheckpointError',
-           'to_safe', 'checkpoint_digest', 'from_safe', 'load_checkpoint', 'NonFiniteError', 'env_record',
-           'make_kwargs', 'env_from_record', 'restore_env', 'Trainer']
+           'Callback', 'set_data_parallel', 'data_parallel_setup', 'TrainResult', 'Algorithm', 'register_algorithm',
+           'get_algorithm', 'algorithms_supporting', 'CheckpointError', 'to_safe', 'checkpoint_digest', 'from_safe',
+           'load_checkpoint', 'NonFiniteError', 'env_record', 'make_kwargs', 'env_from_record', 'restore_env',
+           'Trainer']
 
 # %% ../../nbs/38_train.learner.ipynb #c006
 _LEAN = {}  # what lean_numba_runtime did in this process: {"nrt": ..., "blas": ...}
@@ -208,20 +209,126 @@ def _overrides(cb, event: str) -> bool:
     f = getattr(type(cb), event, None)
     return f is not None and f is not getattr(Callback, event)
 
+# %% ../../nbs/38_train.learner.ipynb #a726e886
+_DATA_PARALLEL = []   # the setup `loomnb.distributed` registers on import: algo -> what it did
+
+def set_data_parallel(fn): # `fn(algo) -> dict`: make `algo` data-parallel over the current process group
+    "Register the data-parallel setup the LoomOS `distributed=True` option uses (`loomnb.distributed` does, on import)."
+    _DATA_PARALLEL[:] = [fn]
+
+def data_parallel_setup():
+    "The registered data-parallel setup, or None (`loomnb.distributed` not imported)."
+    return _DATA_PARALLEL[0] if _DATA_PARALLEL else None
+
+class _AlgorithmTraining:
+    "The algorithm-level calls of `Algorithm`: they run through a `Trainer` that adopts the instance."
+    @property
+    def trainer(self) -> "Trainer":
+        "The `Trainer` that drives this instance (made on first use by `Trainer.from_algorithm`)."
+        if getattr(self, "_trainer", None) is None:
+            cbs, lg = getattr(self, "_run_args", ((), None))
+            Trainer.from_algorithm(self, seed=getattr(self, "_seed", None) or 0, callbacks=cbs, logger=lg)
+        return self._trainer
+
+    def train(self, total_timesteps: int, # Absolute env-step budget (as `Trainer.train`: a second call continues to it)
+              callbacks=(), # `Callback` instances (kept for later calls; given ones replace earlier ones)
+              logger=None, # Logger or logger spec (kept for later calls)
+             ) -> TrainResult: # The Trainer's summary: mean_reward, total_timesteps, ... and the last metrics
+        "Train this instance (the rlox algorithm-level call); awaitable, see `train_async` for a free event loop."
+        t = self.trainer
+        if callbacks: t.set_callbacks(callbacks)
+        if logger is not None: t.logger = Trainer._make_logger(logger)
+        return TrainResult(t.train(total_timesteps))
+
+    async def train_async(self, total_timesteps: int, callbacks=(), logger=None) -> TrainResult:
+        "`train` in a worker thread, so the event loop that awaits it keeps running."
+        import asyncio
+        return await asyncio.to_thread(self.train, total_timesteps, callbacks, logger)
+
+    def _distributed_train_setup(self):
+        "Called by `Trainer.train` when the config asks for distributed=True: only the LoomOS-form classes support it."
+        raise ConfigError(f"{type(self).__name__}: distributed=True is read by the LoomOS-form classes of loomnb.algos "
+                          f"(e.g. {type(self).__name__}Trainer), which average gradients over the ranks through loomnb.distributed")
+
+    def save(self, path) -> Path:
+        "Write a checkpoint (`Trainer.save`); `load` restores it."
+        return self.trainer.save(path)
+
+    @classmethod
+    def load(cls, path, # Checkpoint written by `save` or `Trainer.save`
+             **kwargs, # Passed to `Trainer.from_checkpoint` (env, device, callbacks, ...)
+            ):
+        "The algorithm restored from `path`, ready to continue with `train`."
+        return Trainer.from_checkpoint(path, algorithm=cls.name or None, **kwargs).algo
+
+
 # %% ../../nbs/38_train.learner.ipynb #c019
-class Algorithm:
-    "Base class of the algorithms `Trainer` drives (see the table above)."
+class TrainResult(dict):
+    "The metrics `Algorithm.train` returns: a dict that is also awaitable (`await algo.train(n)` gives the same dict)."
+    def __await__(self):
+        return self
+        yield  # (a generator: awaiting it finishes at once with the dict)
+
+def _resolve_algorithm_args(cls, env, config, device, n_envs, seed, env_id, overrides):
+    "(env, config, device, seed) for `cls(...)`: the Trainer's ready VecEnv and config pass; anything else is resolved."
+    if isinstance(env, Config) and config is None: env, config = None, env   # config-first: PPOTrainer(PPOConfig(...))
+    if (isinstance(config, cls.config_cls) and env is not None and not isinstance(env, str)
+            and env_id is None and n_envs is None and seed is None and not overrides):
+        return env, config, torch.device(device), None   # the Trainer's call: already resolved
+    if env_id is not None:
+        if env is not None: raise ConfigError(f"{cls.__name__}: pass `env` or `env_id`, not both")
+        env = env_id
+    env = cls.default_env if env is None else env
+    if env is None: raise ConfigError(f"{cls.__name__} needs an env: pass env_id='CartPole-v1' (an id) or a VecEnv")
+    cfg = _resolve_config(cls, config, n_envs)
+    if overrides: cfg = cfg.merge(overrides)
+    seed = 0 if seed is None else seed
+    cfg, venv, device = _prepare(cls, env, cfg, seed, device)
+    return _FiniteEnv(venv), cfg, device, seed   # checked as under a Trainer (`Trainer.from_algorithm` unwraps it)
+
+def _init_extras(cls) -> tuple:
+    "Keyword parameters of `cls.__init__` beyond (env, config, device, policy), e.g. the off-policy `buffer`, `collector`."
+    import inspect
+    ps = inspect.signature(cls.__init__).parameters.values()
+    return tuple(p.name for p in ps if p.name not in ("self", "env", "config", "device", "policy", "env_id", "n_envs", "seed")
+                 and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+class _AlgorithmMeta(type):
+    "Resolves the algorithm-level call (`PPO(env_id=..., seed=..., n_steps=...)`) before `__init__` runs."
+    def __call__(cls, env=None, config=None, device="cpu", policy=None, *, env_id=None, n_envs=None, seed=None,
+                 callbacks=(), logger=None, **overrides):
+        extra = {k: overrides.pop(k) for k in _init_extras(cls) if k in overrides}   # the class's own arguments
+        env, config, device, seed = _resolve_algorithm_args(cls, env, config, device, n_envs, seed, env_id, overrides)
+        obj = super().__call__(env, config, device=device, policy=policy, **extra)
+        obj._seed, obj._run_args = seed, (tuple(callbacks), logger)   # for the Trainer `train` makes
+        return obj
+
+class Algorithm(_AlgorithmTraining, metaclass=_AlgorithmMeta):
+    "Base class of the algorithms `Trainer` drives (see the table above); also trains on its own (`train`)."
     config_cls: type = Config
     action_spaces: tuple = ("Discrete", "Box")
     name: str = ""
-    def __init__(self, env, config, device="cpu", policy=None):
-        self.env, self.config, self.device = env, config, torch.device(device)
+    default_env: str | None = None  # Env id used when none is given (None: one must be given)
+    def __init__(self, env=None, # A VecEnv (the Trainer's call), an env id, or a config (config-first form)
+                 config=None, # A config instance of `config_cls`, a dict of overrides, or None
+                 device="cpu", # Torch device ("auto": cuda when available)
+                 policy=None, # Custom network(s), see the subclass
+                 *, env_id: str | None=None, # Env id (the rlox spelling of `env`)
+                 n_envs: int | None=None, # Number of env copies (overrides the config's n_envs)
+                 seed: int | None=None, # Seed of every RNG of the run (default 0)
+                 **overrides, # Config fields (or their aliases, or run options) to override
+                ):
+        env, config, device, seed = _resolve_algorithm_args(type(self), env, config, device, n_envs, seed, env_id, overrides)
+        self.env, self.config, self.device = env, config, device
+        self._seed, self._trainer = seed, None
+
     def collect(self, state: TrainState, on_step=None) -> dict: raise NotImplementedError
     def update(self, state: TrainState) -> dict: raise NotImplementedError
     def predict(self, obs, deterministic: bool=True) -> np.ndarray: raise NotImplementedError
     def state_dict(self) -> dict: raise NotImplementedError
     def load_state_dict(self, d: dict): raise NotImplementedError
 
+# %% ../../nbs/38_train.learner.ipynb #ad77de97
 ALGORITHMS: dict[str, type] = {}
 _REQUIRED = ("collect", "update", "predict", "state_dict", "load_state_dict")
 
@@ -234,6 +341,7 @@ def register_algorithm(name: str, # Lower-case name used by `Trainer(name, ...)`
     if missing: raise TypeError(f"register_algorithm: {cls!r} lacks {', '.join(missing)} (see loomnb.train.learner.Algorithm)")
     if not (isinstance(getattr(cls, "config_cls", None), type) and issubclass(cls.config_cls, Config)):
         raise TypeError(f"register_algorithm: {cls.__name__}.config_cls must be a loomnb.core.Config subclass")
+    if "run_option_names" not in vars(cls.config_cls): cls.config_cls.run_option_names = tuple(RUN_OPTIONS)  # a training config
     ALGORITHMS[name.lower()] = cls
     if "name" not in vars(cls) or not vars(cls)["name"]: cls.name = name.lower()  # subclasses get their own name
     return cls
@@ -349,6 +457,7 @@ def _resolve_config(cls, config, n_envs):
     return cfg
 
 def _make_env(env, n_envs: int, seed):
+    "The VecEnv for `env` (an id through the registry, or a VecEnv checked against `n_envs`)."
     if isinstance(env, str):
         from loomnb.envs.registry import make
         return make(env, num_envs=n_envs, seed=seed)
@@ -357,6 +466,28 @@ def _make_env(env, n_envs: int, seed):
     if env.num_envs != n_envs:
         raise ConfigError(f"`env` has num_envs={env.num_envs} but the config asks for n_envs={n_envs}; pass n_envs={env.num_envs}")
     return env
+
+def _wrap_env(env, c):
+    "`env` in `VecNormalize` when the config asks for observation or reward normalisation."
+    if getattr(c, "normalize_obs", False) or getattr(c, "normalize_reward", False):
+        from loomnb.envs.wrappers import VecNormalize
+        if not isinstance(env, VecNormalize):
+            env = VecNormalize(env, norm_obs=bool(getattr(c, "normalize_obs", False)),
+                               norm_reward=bool(getattr(c, "normalize_reward", False)), gamma=getattr(c, "gamma", 0.99))
+    return env
+
+def _prepare(cls, env, cfg, seed: int, device):
+    "(config, env, device) of a run of algorithm `cls`: seeds everything, makes, checks and wraps the env."
+    device = get_device(device)
+    lean_numba_runtime()  # before the first kernel call (seed_everything seeds Numba)
+    seed_everything(seed)
+    venv = _make_env(env, getattr(cfg, "n_envs", 1), seed)
+    sp = _space_name(venv.single_action_space)
+    if sp not in cls.action_spaces:
+        raise ValueError(f"{cls.__name__} does not support {sp} action spaces (env {getattr(venv.spec, 'id', venv)!r}); "
+                         f"it supports {', '.join(cls.action_spaces)}. Algorithms that support {sp}: "
+                         f"{', '.join(algorithms_supporting(sp)) or 'none'}")
+    return cfg, _wrap_env(venv, cfg), device
 
 # %% ../../nbs/38_train.learner.ipynb #5f8b0d61
 class NonFiniteError(FloatingPointError):
@@ -511,39 +642,54 @@ class Trainer:
                  n_envs: int | None=None, # Number of env copies (overrides config n_envs)
                  policy=None, # Custom policy module (on-policy algorithms)
                  nan_guard: bool=False, # Skip (and report) an update that makes a loss, gradient or parameter NaN/inf, instead of stopping
+                 log_interval: int | None=None, # Iterations between logger calls (None: the config's run option, else 1)
                 ):
         cls = algo if isinstance(algo, type) else get_algorithm(algo)
-        self.config = _resolve_config(cls, config, n_envs)
-        self.seed, self.device = seed, get_device(device)
-        lean_numba_runtime()  # before the first kernel call (seed_everything seeds Numba)
-        seed_everything(seed)
-        N = getattr(self.config, "n_envs", 1)
-        self.env = _make_env(env, N, seed)
-        sp = _space_name(self.env.single_action_space)
-        if sp not in cls.action_spaces:
-            raise ValueError(f"{cls.__name__} does not support {sp} action spaces (env {getattr(self.env.spec, 'id', self.env)!r}); "
-                             f"it supports {', '.join(cls.action_spaces)}. Algorithms that support {sp}: "
-                             f"{', '.join(algorithms_supporting(sp)) or 'none'}")
-        self.env = self._wrap_env(self.env)
-        self.nan_guard, self.nan_skips = bool(nan_guard), []   # skipped updates: {"step", "iteration", "what"}
+        cfg = _resolve_config(cls, config, n_envs)
+        self.seed = seed
+        self.config, self.env, self.device = _prepare(cls, env, cfg, seed, device)
         self._finite_env = _FiniteEnv(self.env)   # what the algorithm steps: observations and rewards are checked
-        self.algo = cls(self._finite_env, self.config, device=self.device, policy=policy)
-        if hasattr(self.algo, "seed_rng"): self.algo.seed_rng(seed)
+        algo = cls(self._finite_env, self.config, device=self.device, policy=policy)
+        self._adopt(algo, seed, callbacks, logger, log_interval, nan_guard)
+
+    @classmethod
+    def from_algorithm(cls, algo: Algorithm, # An algorithm instance (e.g. `PPO(env_id="CartPole-v1")`)
+                       seed: int=0, # Seed of the algorithm's own generator (`seed_rng`)
+                       callbacks=(), # `Callback` instances
+                       logger=None, # Logger, logger spec, or None
+                       log_interval: int | None=None, # Iterations between logger calls
+                       nan_guard: bool=False, # Skip (and report) an update that makes a NaN/inf, instead of stopping
+                      ) -> "Trainer":
+        "A Trainer that drives the instance `algo` (its env, config and device) with the same loop."
+        if not isinstance(algo, Algorithm): raise TypeError(f"from_algorithm: `algo` must be a loomnb Algorithm, got {type(algo).__name__}")
+        self = cls.__new__(cls)
+        fe = algo.env if isinstance(algo.env, _FiniteEnv) else None   # the algorithm-level call steps a checked env
+        self.seed, self.config, self.device = seed, algo.config, algo.device
+        self.env, self._finite_env = (fe.env, fe) if fe is not None else (algo.env, _FiniteEnv(algo.env))
+        self._adopt(algo, seed, callbacks, logger, log_interval, nan_guard)
+        return self
+
+    def _adopt(self, algo, seed, callbacks, logger, log_interval, nan_guard):
+        self.algo = algo
+        self.nan_guard, self.nan_skips = bool(nan_guard), []   # skipped updates: {"step", "iteration", "what"}
+        if hasattr(algo, "seed_rng"): algo.seed_rng(seed)
+        algo._trainer = self
         self.state = TrainState()
+        self.set_callbacks(callbacks)
+        self.logger = self._make_logger(logger)
+        li = self.config.run_options.get("log_interval", 1) if log_interval is None else log_interval
+        if isinstance(li, bool) or not isinstance(li, (int, np.integer)) or li < 1:
+            raise ValueError(f"`log_interval` must be a positive int, got {li!r}")
+        self.log_interval = int(li)
+
+    def set_callbacks(self, callbacks):
+        "Replace the callbacks (sorted by `order`; each gets `.trainer`)."
         self.callbacks = sorted(list(callbacks), key=lambda c: getattr(c, "order", 0))
         for cb in self.callbacks:
             if not isinstance(cb, Callback): raise TypeError(f"callbacks must be loomnb.train.learner.Callback instances, got {type(cb).__name__}")
             cb.trainer = self
-        self.logger = self._make_logger(logger)
 
-    def _wrap_env(self, env):
-        c = self.config
-        if getattr(c, "normalize_obs", False) or getattr(c, "normalize_reward", False):
-            from loomnb.envs.wrappers import VecNormalize
-            if not isinstance(env, VecNormalize):
-                env = VecNormalize(env, norm_obs=bool(getattr(c, "normalize_obs", False)),
-                                   norm_reward=bool(getattr(c, "normalize_reward", False)), gamma=getattr(c, "gamma", 0.99))
-        return env
+    def _wrap_env(self, env): return _wrap_env(env, self.config)
 
     @staticmethod
     def _make_logger(logger):
@@ -587,6 +733,7 @@ class Trainer:
                 raise ValueError(f"`total_timesteps` must be a positive int, got {total_timesteps!r}")
             s.total_timesteps = int(total_timesteps)
         if s.total_timesteps < 1: raise ValueError("`total_timesteps` must be given on the first call to train()")
+        if self.config.run_options.get("distributed"): self.algo._distributed_train_setup()   # never accepted and ignored
         s.stop, s.stop_reason = False, ""
         per_step = any(_overrides(cb, "after_env_step") for cb in self.callbacks)
         t_start, step0, elapsed0 = time.perf_counter(), s.global_step, s.time_elapsed
@@ -609,7 +756,7 @@ class Trainer:
                              "time/sps": (s.global_step - step0) / max(time.perf_counter() - t_start, 1e-9),
                              "time/total_timesteps": s.global_step, "time/iterations": s.iteration}
                 self._event("after_update")
-                if self.logger is not None: self.logger.log(s.metrics, s.global_step)
+                if self.logger is not None and s.iteration % self.log_interval == 0: self.logger.log(s.metrics, s.global_step)
                 self._event("after_iteration")
         except CancelFitException as e:
             s.stop, s.stop_reason = True, s.stop_reason or f"CancelFitException({e})"

@@ -16,6 +16,7 @@ import torch
 from gymnasium import spaces
 from ..core import Config, ConfigError
 from .learner import Algorithm, TrainState
+from .collect import VecCollector
 from ..buffers.replay import ReplayBuffer, ReplayBatch
 from ..agents.qnets import polyak_update, target_copy, mixed_layers, ensemble_layers
 from ..fast.optim import make_adam, step_wrapped
@@ -23,7 +24,8 @@ from ..fast.core import fast_enabled
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'OffPolicyConfig', 'ActionScaler', 'TorchBatch', 'to_torch', 'sample_batches', 'step_fast',
-           'clear_grads', 'step_layers', 'native_bf16', 'check_precision', 'autocast_for', 'OffPolicyAlgorithm']
+           'clear_grads', 'step_layers', 'native_bf16', 'check_precision', 'autocast_for', 'GaussianNoise',
+           'OrnsteinUhlenbeckNoise', 'OffPolicyCollector', 'OffPolicyAlgorithm']
 
 # %% ../../nbs/39_train.offpolicy.ipynb #c005
 @dataclass
@@ -170,40 +172,146 @@ def autocast_for(precision: str, # One of `PRECISIONS`
     on = autograd and precision == "bfloat16"
     return torch.autocast(device.type, dtype=torch.bfloat16) if on else contextlib.nullcontext()
 
-# %% ../../nbs/39_train.offpolicy.ipynb #c023
-def _obs_dim(space) -> int:
-    if not isinstance(space, spaces.Box):
-        raise ValueError(f"off-policy algorithms need a Box observation space, got {space}")
-    return int(np.prod(space.shape))
+# %% ../../nbs/39_train.offpolicy.ipynb #acbee085
+def _check_pos(owner, name, v, allow_zero=True):
+    ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and math.isfinite(v)
+    if not ok or v < 0 or (v == 0 and not allow_zero):
+        raise ValueError(f"{owner}: `{name}` must be a finite number {'>=' if allow_zero else '>'} 0, got {v!r}")
+    return float(v)
 
-class OffPolicyAlgorithm(Algorithm):
-    "Base class: collection into a replay buffer, gradient phases, predict and checkpoints."
-    config_cls = OffPolicyConfig
-    def __init__(self, env, # A loomnb VecEnv
-                 config: OffPolicyConfig, # Validated config
-                 device="cpu", # Torch device
-                 policy=None, # Optional custom network(s), see the subclass
+class GaussianNoise:
+    "Independent N(0, sigma^2) noise on normalised actions (TD3's exploration)."
+    def __init__(self, sigma: float=0.1, # Standard deviation (normalised action units)
+                ): self.sigma = _check_pos("GaussianNoise", "sigma", sigma)
+    def __call__(self, actions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        "Noisy actions [N, d], clipped to [-1, 1]."
+        return np.clip(actions + self.sigma * rng.standard_normal(actions.shape, np.float32), -1.0, 1.0)
+    def reset(self, done=None): "Nothing to reset (no state)."
+    def __repr__(self): return f"GaussianNoise(sigma={self.sigma})"
+
+class OrnsteinUhlenbeckNoise:
+    "Temporally correlated noise, one Ornstein-Uhlenbeck process per env copy (DDPG's exploration)."
+    def __init__(self, sigma: float=0.2, # Noise scale (normalised action units)
+                 theta: float=0.15, # Mean reversion rate
+                 dt: float=1e-2, # Time step of the discretisation
+                 mu: float=0.0, # Long-run mean
                 ):
-        super().__init__(env, config, device)
-        self.obs_space, self.act_space = env.single_observation_space, env.single_action_space
-        self.obs_dim, self.discrete = _obs_dim(self.obs_space), isinstance(self.act_space, spaces.Discrete)
-        self.scaler = None if self.discrete else ActionScaler(self.act_space, type(self).__name__)
-        self.act_dim = int(self.act_space.n) if self.discrete else int(self.act_space.shape[0])
-        self.rng = np.random.default_rng()
-        self.total_timesteps = 0  # the run's budget, for schedules (set by `collect`)
-        self._build(policy)
-        self.writer = None        # optional n-step writer in front of the buffer (set by `_make_buffer`)
-        self.buffer = self._make_buffer()
-        self.obs = None  # last observation of every env copy [N, *obs_shape]
+        self.sigma, self.theta = _check_pos("OrnsteinUhlenbeckNoise", "sigma", sigma), _check_pos("OrnsteinUhlenbeckNoise", "theta", theta)
+        self.dt, self.mu, self.x = _check_pos("OrnsteinUhlenbeckNoise", "dt", dt, False), float(mu), None
+    def __call__(self, actions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        "Advance every env copy's process one step; noisy actions [N, d], clipped to [-1, 1]."
+        if self.x is None or self.x.shape != actions.shape: self.x = np.zeros(actions.shape, np.float32)
+        self.x += self.theta * (self.mu - self.x) * self.dt + self.sigma * math.sqrt(self.dt) * rng.standard_normal(actions.shape, np.float32)
+        return np.clip(actions + self.x, -1.0, 1.0)
+    def reset(self, done=None): # Bool mask [N] of the env copies whose episode ended (None: all)
+        "Restart the processes of the finished episodes at 0."
+        if self.x is not None:
+            if done is None: self.x[:] = 0.0
+            else: self.x[np.asarray(done, bool)] = 0.0
+    def __repr__(self): return f"OrnsteinUhlenbeckNoise(sigma={self.sigma}, theta={self.theta}, dt={self.dt}, mu={self.mu})"
+
+# %% ../../nbs/39_train.offpolicy.ipynb #c025
+class OffPolicyCollector(VecCollector):
+    "Steps a vector env with an off-policy algorithm's actions and batch-inserts the transitions into a replay buffer."
+    def __init__(self, env=None, # A loomnb VecEnv, or an env id made with `n_envs` copies seeded from `seed`
+                 n_envs: int=1, # Env copies when `env` is an id
+                 buffer=None, # Replay buffer the transitions go to (None: the algorithm's)
+                 exploration=None, # `GaussianNoise`/`OrnsteinUhlenbeckNoise` (None: the algorithm's own exploration)
+                 seed: int=0, # Seed of the env copies when `env` is an id
+                 *, env_id: str | None=None, # The rlox spelling of an id `env`
+                ):
+        super().__init__(env, n_envs, seed, env_id=env_id)
+        self.buffer, self.exploration = buffer, exploration
+
+    def collect(self, algo, # The off-policy algorithm whose actions are taken (and whose n-step writer is used)
+                state: TrainState, # Trainer state (global_step and episode records are updated)
+                on_step=None, # Called after each vector step with its index; False stops early
+               ) -> dict:
+        "Collect `train_freq` vector steps into the replay buffer."
+        c, N, noise = algo.config, self.env.num_envs, self.exploration
+        if self.obs is None: self.reset()
+        step, algo.total_timesteps = state.global_step, state.total_timesteps
+        push = self.buffer.push_batch if algo.writer is None else algo.writer.push
+        for t in range(c.train_freq):
+            if step < c.learning_starts: a = algo._random_actions(N)
+            elif noise is None: a = algo._explore(self.obs, step)
+            else: a = noise(algo._act(self.obs, True), algo.rng)
+            prev = self.obs
+            obs, r, te, tr, info, done = self.step(algo._to_env(a))
+            push(prev, a, r, info.get("final_obs", obs), te, tr)
+            step += N; state.global_step += N
+            if done.any():
+                state.add_episodes(*self.finished(info, done))
+                if noise is not None: noise.reset(done)
+            algo._on_env_step(state, step)
+            if on_step is not None and on_step(t) is False: break
+        return {}
+
+# %% ../../nbs/39_train.offpolicy.ipynb #c027
+class _ReplayCheckpoints:
+    "`state_dict`/`load_state_dict` of `OffPolicyAlgorithm` (a base of it)."
+    def state_dict(self) -> dict:
+        "Weights, optimizer states, RNG, last observations, n-step writer and (optionally) the replay buffer."
+        d = {"nets": {k: m.state_dict() for k, m in self._nets().items()},
+             "optims": {k: o.state_dict() for k, o in self._optims().items()},
+             "extra": self._extra_state(), "rng": self.rng.bit_generator.state, "last_obs": self.obs}
+        if self.writer is not None: d["writer"] = self.writer.state()
+        if self.config.save_replay_buffer:
+            meta, arr = self.buffer.state()
+            d["buffer"] = {"meta": meta, "arrays": {k: np.array(v) for k, v in arr.items()}}
+        return d
+
+    def load_state_dict(self, d: dict):
+        "Restore a `state_dict`."
+        for k, m in self._nets().items(): m.load_state_dict(d["nets"][k])
+        for k, o in self._optims().items(): o.load_state_dict(d["optims"][k])
+        self._load_extra(d.get("extra", {}))
+        self.rng.bit_generator.state = d["rng"]
+        self.obs = None if d.get("last_obs") is None else np.asarray(d["last_obs"], np.float32)
+        if d.get("buffer") is not None:
+            self.buffer = type(self.buffer).from_state(d["buffer"]["meta"], d["buffer"]["arrays"])   # its generator too
+            self.collector.buffer = self.buffer
+        if self.writer is not None:
+            self.writer.buffer = self.buffer   # the writer feeds the (possibly restored) buffer
+            if d.get("writer") is not None: self.writer.load_state(d["writer"])
+
+    def _extra_state(self) -> dict: return {}
+    def _load_extra(self, d: dict): pass
+
+# %% ../../nbs/39_train.offpolicy.ipynb #abfd8fc7
+class _OffPolicyLoop:
+    "The `Trainer` calls of `OffPolicyAlgorithm` and the helpers its collector uses (a base of it)."
+    def collect(self, state: TrainState, on_step=None) -> dict:
+        "Collect `train_freq` vector steps into the replay buffer (`OffPolicyCollector.collect`)."
+        return self.collector.collect(self, state, on_step)
+
+    def update(self, state: TrainState) -> dict:
+        "One training phase (nothing before `learning_starts`)."
+        c = self.config
+        if state.global_step <= c.learning_starts or len(self.buffer) < c.batch_size: return {}
+        n = c.n_gradient_steps()
+        if n == 0: return {}
+        m = self._train(n, state)
+        state.n_updates += n
+        return m
+
+    def predict(self, obs, # One observation or a batch [B, *obs_shape]
+                deterministic: bool=True, # Greedy / mean actions
+               ) -> np.ndarray:
+        "Env actions for observations (a single observation gives a single action)."
+        obs = np.asarray(obs, np.float32)
+        single = obs.shape == tuple(self.obs_space.shape)
+        a = self._to_env(self._act(obs[None] if single else obs, deterministic))
+        return a[0] if single else a
+
+    def seed_rng(self, seed: int):
+        "Seed the generator used for exploration and minibatch sampling."
+        self.rng = np.random.default_rng(seed)
 
     def _make_buffer(self):
         c = self.config
         return ReplayBuffer(c.buffer_size, self.obs_space.shape, () if self.discrete else (self.act_dim,),
                             np.float32, np.int64 if self.discrete else np.float32, c.optimize_memory)
-
-    def seed_rng(self, seed: int):
-        "Seed the generator used for exploration and minibatch sampling."
-        self.rng = np.random.default_rng(seed)
 
     def _random_actions(self, n: int) -> np.ndarray:
         if self.discrete: return self.rng.integers(0, self.act_dim, n)
@@ -217,74 +325,50 @@ class OffPolicyAlgorithm(Algorithm):
 
     def _on_env_step(self, state, step: int): "Hook after each vector step (DQN: target updates)."
 
-# %% ../../nbs/39_train.offpolicy.ipynb #c025
-def _collect(self, state: TrainState, # Trainer state (global_step and episode records are updated)
-             on_step=None, # Called after each vector step with its index; False stops early
-            ) -> dict:
-    "Collect `train_freq` vector steps into the replay buffer."
-    c, env, N = self.config, self.env, self.env.num_envs
-    if self.obs is None: self.obs, _ = env.reset()
-    step, self.total_timesteps = state.global_step, state.total_timesteps
-    push = self.buffer.push_batch if self.writer is None else self.writer.push
-    for t in range(c.train_freq):
-        if step < c.learning_starts: a = self._random_actions(N)
-        else: a = self._explore(self.obs, step)
-        obs, r, te, tr, info = env.step(self._to_env(a))
-        done = info.get("done")
-        if done is None: done = te | tr
-        nxt = info.get("final_obs", obs)
-        push(self.obs, a, r, nxt, te, tr)
-        self.obs = obs
-        step += N; state.global_step += N
-        if done.any():
-            state.add_episodes(info["episode_return"][done].tolist(), info["episode_length"][done].tolist())
-        self._on_env_step(state, step)
-        if on_step is not None and on_step(t) is False: break
-    return {}
+# %% ../../nbs/39_train.offpolicy.ipynb #c023
+def _obs_dim(space) -> int:
+    if not isinstance(space, spaces.Box):
+        raise ValueError(f"off-policy algorithms need a Box observation space, got {space}")
+    return int(np.prod(space.shape))
 
-def _update(self, state: TrainState) -> dict:
-    "One training phase (nothing before `learning_starts`)."
-    c = self.config
-    if state.global_step <= c.learning_starts or len(self.buffer) < c.batch_size: return {}
-    n = c.n_gradient_steps()
-    if n == 0: return {}
-    m = self._train(n, state)
-    state.n_updates += n
-    return m
+class OffPolicyAlgorithm(_OffPolicyLoop, _ReplayCheckpoints, Algorithm):
+    "Base class: collection into a replay buffer (through an `OffPolicyCollector`), gradient phases, predict and checkpoints."
+    config_cls = OffPolicyConfig
+    def __init__(self, env, # A loomnb VecEnv
+                 config: OffPolicyConfig, # Validated config
+                 device="cpu", # Torch device
+                 policy=None, # Optional custom network(s), see the subclass
+                 buffer=None, # Replay buffer to use instead of the default one (same kind, same shapes)
+                 collector: OffPolicyCollector | None=None, # Collector to use (its env replaces `env`)
+                ):
+        if collector is not None:
+            env = collector.env
+            if getattr(config, "n_envs", env.num_envs) != env.num_envs: config = config.merge(n_envs=env.num_envs)
+        super().__init__(env, config, device)
+        self.obs_space, self.act_space = env.single_observation_space, env.single_action_space
+        self.obs_dim, self.discrete = _obs_dim(self.obs_space), isinstance(self.act_space, spaces.Discrete)
+        self.scaler = None if self.discrete else ActionScaler(self.act_space, type(self).__name__)
+        self.act_dim = int(self.act_space.n) if self.discrete else int(self.act_space.shape[0])
+        self.rng = np.random.default_rng()
+        self.total_timesteps = 0  # the run's budget, for schedules (set by the collector)
+        self._build(policy)
+        self.writer = None        # optional n-step writer in front of the buffer (set by `_make_buffer`)
+        self.buffer = self._make_buffer()
+        self.collector = collector if collector is not None else OffPolicyCollector(env)
+        buffer = buffer if buffer is not None else self.collector.buffer
+        if buffer is not None: self.buffer = self._check_buffer(buffer)
+        if self.writer is not None: self.writer.buffer = self.buffer
+        self.collector.buffer = self.buffer
+        if self.collector.exploration is not None and self.discrete:
+            raise ValueError(f"{type(self).__name__}: an exploration noise needs a Box action space, got {self.act_space}")
 
-def _predict(self, obs, # Observations [B, *obs_shape]
-             deterministic: bool=True, # Greedy / mean actions
-            ) -> np.ndarray:
-    "Env actions for a batch of observations."
-    return self._to_env(self._act(np.asarray(obs, np.float32), deterministic))
+    def _check_buffer(self, buf):
+        "`buf` when it can stand in for the buffer this algorithm would build."
+        ref, name = self.buffer, type(self).__name__
+        if not isinstance(buf, type(ref)): raise TypeError(f"{name}: `buffer` must be a {type(ref).__name__} for this config, got {type(buf).__name__}")
+        for k in ("obs_shape", "action_shape", "store_discounts"):
+            if getattr(buf, k) != getattr(ref, k): raise ValueError(f"{name}: `buffer` has {k}={getattr(buf, k)!r}, this env needs {getattr(ref, k)!r}")
+        return buf
 
-OffPolicyAlgorithm.collect, OffPolicyAlgorithm.update, OffPolicyAlgorithm.predict = _collect, _update, _predict
-
-# %% ../../nbs/39_train.offpolicy.ipynb #c027
-def _state_dict(self) -> dict:
-    "Weights, optimizer states, RNG, last observations, n-step writer and (optionally) the replay buffer."
-    d = {"nets": {k: m.state_dict() for k, m in self._nets().items()},
-         "optims": {k: o.state_dict() for k, o in self._optims().items()},
-         "extra": self._extra_state(), "rng": self.rng.bit_generator.state, "last_obs": self.obs}
-    if self.writer is not None: d["writer"] = self.writer.state()
-    if self.config.save_replay_buffer:
-        meta, arr = self.buffer.state()
-        d["buffer"] = {"meta": meta, "arrays": {k: np.array(v) for k, v in arr.items()}}
-    return d
-
-def _load_state_dict(self, d: dict):
-    "Restore a `state_dict`."
-    for k, m in self._nets().items(): m.load_state_dict(d["nets"][k])
-    for k, o in self._optims().items(): o.load_state_dict(d["optims"][k])
-    self._load_extra(d.get("extra", {}))
-    self.rng.bit_generator.state = d["rng"]
-    self.obs = None if d.get("last_obs") is None else np.asarray(d["last_obs"], np.float32)
-    if d.get("buffer") is not None:
-        self.buffer = type(self.buffer).from_state(d["buffer"]["meta"], d["buffer"]["arrays"])   # its generator too
-    if self.writer is not None:
-        self.writer.buffer = self.buffer   # the writer feeds the (possibly restored) buffer
-        if d.get("writer") is not None: self.writer.load_state(d["writer"])
-
-OffPolicyAlgorithm.state_dict, OffPolicyAlgorithm.load_state_dict = _state_dict, _load_state_dict
-OffPolicyAlgorithm._extra_state = lambda self: {}
-OffPolicyAlgorithm._load_extra = lambda self, d: None
+    obs = property(lambda self: self.collector.obs, lambda self, v: setattr(self.collector, "obs", v),
+                   doc="Last observation of every env copy [N, *obs_shape] (held by the collector)")

@@ -21,7 +21,6 @@ from pathlib import Path
 
 ALLOWED = ("loomnb/fast/", "loomnb/ops/_jit.py", "loomnb/ops/_runtime.py", "loomnb/_modidx.py")
 PENDING = {   # module -> where its speed machinery goes (remove the entry when it has moved)
-    "loomnb/train/learner.py": "the lean Numba runtime (NRT/BLAS/typeof caching) -> loomnb/ops/_runtime.py",
     "loomnb/agents/qnets.py": "hand-written ReLU-MLP/ensemble passes and mixed precision -> loomnb/fast/",
     "loomnb/envs/core.py": "the `intrinsic` step-view helpers -> loomnb/ops/_jit.py",
     "loomnb/distributed.py": "the shared-memory gradient exchange (PairExchange, PairGradSync) -> loomnb/fast/",

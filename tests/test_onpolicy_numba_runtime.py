@@ -12,7 +12,8 @@ def _run(code: str, env: dict | None = None, cwd=None) -> dict:
 _TRAIN = """
 import json, sys, torch
 torch.set_num_threads(1)
-from loomnb.train.learner import Trainer, _LEAN
+from loomnb.train.learner import Trainer
+from loomnb.ops._runtime import _LEAN
 import loomnb.algos.ppo
 tr = Trainer("ppo", env="CartPole-v1", seed=3, config={"n_envs": 4, "n_steps": 32, "batch_size": 64, "n_epochs": 2})
 m = tr.train(1024)

@@ -14,124 +14,14 @@ import numpy as np
 import torch
 from ..core import Config, ConfigError, RUN_OPTIONS, atomic_write, did_you_mean, get_device, seed_everything
 from ..ops.stats import all_finite
+from ..ops._runtime import lean_numba_runtime
 
 # %% auto #0
-__all__ = ['ALGORITHMS', 'CHECKPOINT_FORMAT', 'CHECKPOINT_VERSION', 'lean_numba_runtime', 'TrainState', 'CancelFitException',
-           'Callback', 'set_data_parallel', 'data_parallel_setup', 'TrainResult', 'Algorithm', 'register_algorithm',
+__all__ = ['ALGORITHMS', 'CHECKPOINT_FORMAT', 'CHECKPOINT_VERSION', 'TrainState', 'CancelFitException', 'Callback',
+           'set_data_parallel', 'data_parallel_setup', 'TrainResult', 'Algorithm', 'register_algorithm',
            'get_algorithm', 'algorithms_supporting', 'CheckpointError', 'to_safe', 'checkpoint_digest', 'from_safe',
            'load_checkpoint', 'NonFiniteError', 'env_record', 'make_kwargs', 'env_from_record', 'restore_env',
            'Trainer']
-
-# %% ../../nbs/38_train.learner.ipynb #c006
-_LEAN = {}  # what lean_numba_runtime did in this process: {"nrt": ..., "blas": ...}
-_NRT_MAGIC = b"LOOMNRT1"
-
-def _nrt_cache_dirs() -> list[Path]:
-    from numba.core import config as nconfig
-    if getattr(nconfig, "CACHE_DIR", ""): return [Path(nconfig.CACHE_DIR) / "loomnb"]
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return [Path(__file__).resolve().parent / "__pycache__", Path(xdg) / "loomnb"]
-
-def _read_nrt(path: Path, key: bytes):
-    "(object code, bitcode) from a cache file written by `_write_nrt` for `key`, or None."
-    try: raw = path.read_bytes()
-    except OSError: return None
-    h = len(_NRT_MAGIC) + 32 + 16 + 32
-    if len(raw) < h or raw[:len(_NRT_MAGIC)] != _NRT_MAGIC or raw[8:40] != key: return None
-    n_obj, n_bc = int.from_bytes(raw[40:48], "little"), int.from_bytes(raw[48:56], "little")
-    body = raw[h:]
-    if len(body) != n_obj + n_bc or hashlib.sha256(body).digest() != raw[56:88]: return None
-    return body[:n_obj], body[n_obj:]
-
-def _write_nrt(dirs, name: str, key: bytes, obj: bytes, bc: bytes):
-    "Write the cache file atomically into the first writable directory of `dirs`."
-    body = obj + bc
-    data = (_NRT_MAGIC + key + len(obj).to_bytes(8, "little") + len(bc).to_bytes(8, "little")
-            + hashlib.sha256(body).digest() + body)
-    for d in dirs:
-        try:
-            d.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=d, prefix=name + ".")
-            with os.fdopen(fd, "wb") as f: f.write(data)
-            os.chmod(tmp, 0o644)  # readable by other users of a shared install, like Numba's own cache files
-            os.replace(tmp, d / name)
-            return d / name
-        except OSError: continue
-    return None
-
-# %% ../../nbs/38_train.learner.ipynb #c007
-def _lean_nrt() -> str:
-    "Initialise Numba's NRT from cached object code (compiling and caching it the first time)."
-    import numba, llvmlite
-    from llvmlite import binding as ll
-    from numba.core import config as nconfig
-    from numba.core.compiler_lock import global_compiler_lock
-    from numba.core.registry import cpu_target
-    from numba.core.runtime import rtsys, nrtdynmod, _nrt_python as _nrt
-    with global_compiler_lock:
-        if rtsys._init: return "numba"  # a kernel ran already: Numba initialised it
-        if nconfig.NRT_STATS: return "numba (NRT_STATS)"
-        ctx = cpu_target.target_context
-        cg = ctx.codegen()
-        ir_mod, lib = nrtdynmod.create_nrt_module(ctx)
-        key = hashlib.sha256(repr((numba.__version__, llvmlite.__version__, cg.magic_tuple(), str(ir_mod))).encode()).digest()
-        name = f"numba_nrt-{key.hex()[:16]}.bin"
-        for py_name, addr in _nrt.c_helpers.items():  # as rtsys.initialize does
-            ll.add_symbol(py_name if py_name.startswith("_") else "NRT_" + py_name, addr)
-        dirs = _nrt_cache_dirs()
-        for d in dirs:
-            blobs = _read_nrt(d / name, key)
-            if blobs is not None:
-                rtsys._library = cg.unserialize_library((lib.name, "object", blobs))
-                rtsys._init = True
-                return "loaded"
-        lib.enable_object_caching()
-        lib.add_ir_module(ir_mod)
-        lib.finalize()
-        _, _, (obj, bc) = lib.serialize_using_object_code()
-        rtsys._library, rtsys._init = lib, True
-        return "compiled, cached" if _write_nrt(dirs, name, key, obj, bc) else "compiled"
-
-def _lean_blas() -> str:
-    "Import numba.np.arraymath with a `_HAVE_BLAS` probe that does not import scipy.linalg."
-    import sys, importlib.util, importlib.machinery
-    if "numba.np.arraymath" in sys.modules: return "numba"
-    import numba.np.linalg as nl
-    real = nl.ensure_blas
-    def probe():
-        spec = importlib.util.find_spec("scipy")
-        locs = list(spec.submodule_search_locations or []) if spec is not None else []
-        if not any(os.path.exists(os.path.join(d, "linalg", "cython_blas" + suf))
-                   for d in locs for suf in importlib.machinery.EXTENSION_SUFFIXES):
-            raise ImportError("scipy.linalg.cython_blas not found")
-        nl._check_lapack_int_width()  # the check ensure_blas runs (reads scipy.__config__ only)
-    nl.ensure_blas = probe
-    try: import numba.np.arraymath as am
-    finally: nl.ensure_blas = real
-    return f"probed (_HAVE_BLAS={am._HAVE_BLAS})"
-
-def _lean_typeof() -> str:
-    "Numba's `typeof` of a plain ndarray without the `np.ma` lookup that imports numpy.ma."
-    from numba.core import types, errors
-    from numba.core.typing.typeof import typeof_impl, _typeof_ndarray
-    from numba.np import numpy_support
-    if typeof_impl.dispatch(np.ndarray) is not _typeof_ndarray: return "numba"  # replaced already
-    def typeof_ndarray(val, c):
-        # numba's _typeof_ndarray less its `isinstance(val, np.ma.MaskedArray)`, which no exact ndarray is
-        if type(val) is not np.ndarray: return _typeof_ndarray(val, c)
-        try: dtype = numpy_support.from_dtype(val.dtype)
-        except errors.NumbaNotImplementedError: return _typeof_ndarray(val, c)  # Numba's own error
-        return types.Array(dtype, val.ndim, numpy_support.map_layout(val), readonly=not val.flags.writeable)
-    typeof_impl.register(np.ndarray)(typeof_ndarray)
-    return "no numpy.ma"
-
-def lean_numba_runtime() -> dict:
-    "Skip Numba's per-process NRT compile, its eager scipy.linalg and numpy.ma imports; call before the first kernel."
-    if _LEAN or os.environ.get("LOOMNB_LEAN_NUMBA", "1") == "0": return dict(_LEAN)
-    for k, f in (("blas", _lean_blas), ("typeof", _lean_typeof), ("nrt", _lean_nrt)):
-        try: _LEAN[k] = f()
-        except Exception as e: _LEAN[k] = f"numba ({type(e).__name__}: {e})"  # Numba's own path runs instead
-    return dict(_LEAN)
 
 # %% ../../nbs/38_train.learner.ipynb #c013
 @dataclass

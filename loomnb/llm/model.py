@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['MATH_CHARS', 'CharTokenizer', 'KVCache', 'CausalSelfAttention', 'Block', 'CausalLM', 'token_logprobs', 'generate',
-           'HFCausalLM']
+           'sample_completions', 'check_models', 'HFCausalLM']
 
 # %% ../../nbs/95_llm.model.ipynb #m006
 MATH_CHARS = "0123456789+-x÷*/=? Whatis"  # digits, operators, and the words of the MATH environment's text form
@@ -198,6 +198,55 @@ def generate(model: nn.Module, # Meets `model(tokens) -> logits`
     finally: model.train(was)
 
 # %% ../../nbs/95_llm.model.ipynb #m031
+def sample_completions(model: nn.Module, # Meets `model(tokens) -> logits`
+                       tokenizer, # Has `encode`, `decode`, `pad_id`, `eos_id` (e.g. `CharTokenizer`)
+                       prompts: list, # Text prompts
+                       n: int=1, # Completions per prompt
+                       max_new_tokens: int=8, # Most tokens per completion
+                       temperature: float=1.0, # Sampling temperature (0: greedy)
+                       top_k: int|None=None, # Top-k sampling
+                       generator: torch.Generator|None=None, # Source of the draws
+                      ) -> tuple[list, list, list]: # prompt ids, completion ids (eos kept), completion texts; len(prompts) * n each
+    "`n` sampled completions of each prompt, groups of `n` contiguous in prompt order."
+    if isinstance(prompts, str) or not all(isinstance(p, str) for p in prompts): raise ValueError("sample_completions: `prompts` must be a list of str")
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1: raise ValueError(f"sample_completions: `n` must be an int >= 1, got {n!r}")
+    enc = [tokenizer.encode(p) for p in prompts]
+    comp = [None] * (len(prompts) * n)
+    dev = next(iter(model.parameters()), torch.zeros(())).device
+    for L in sorted({len(e) for e in enc}):
+        rows = [i for i, e in enumerate(enc) if len(e) == L]
+        x = torch.tensor([enc[i] for i in rows for _ in range(n)], dtype=torch.long, device=dev)
+        out = generate(model, x, max_new_tokens, temperature, top_k, tokenizer.eos_id, tokenizer.pad_id, generator).tolist()
+        for j, i in enumerate(rows):
+            for k in range(n):
+                c = out[j * n + k][L:]
+                if tokenizer.eos_id in c: c = c[:c.index(tokenizer.eos_id) + 1]
+                comp[i * n + k] = c
+    return [e for e in enc for _ in range(n)], comp, [tokenizer.decode(c) for c in comp]
+
+# %% ../../nbs/95_llm.model.ipynb #m036
+def check_models(owner: str, # Name used in the error messages, e.g. "GRPO"
+                 model: nn.Module, # The policy being trained
+                 ref_model: nn.Module|None, # The frozen reference (None: no reference)
+                 tokenizer, # Its `vocab_size` must be the number of logits `model` returns
+                ):
+    "Raise a ValueError naming the parameter when `model`, `ref_model` and `tokenizer` do not fit together."
+    if not isinstance(model, nn.Module): raise ValueError(f"{owner}: `model` must be a torch.nn.Module, got {type(model).__name__}")
+    if ref_model is not None:
+        if not isinstance(ref_model, nn.Module): raise ValueError(f"{owner}: `ref_model` must be a torch.nn.Module, got {type(ref_model).__name__}")
+        own = {p.data_ptr() for p in model.parameters()}
+        if ref_model is model or any(p.data_ptr() in own for p in ref_model.parameters()):
+            raise ValueError(f"{owner}: `ref_model` shares parameters with `model`; pass a frozen copy, e.g. copy.deepcopy(model)")
+    V = getattr(tokenizer, "vocab_size", None)
+    if not isinstance(V, numbers.Integral): raise ValueError(f"{owner}: `tokenizer` must have an int `vocab_size`, got {type(tokenizer).__name__}")
+    dev = next(iter(model.parameters()), torch.zeros(())).device
+    with torch.no_grad():
+        for name, m in (("model", model), ("ref_model", ref_model)):
+            if m is None: continue
+            out = m(torch.zeros(1, 1, dtype=torch.long, device=dev)).shape[-1]
+            if out != V: raise ValueError(f"{owner}: `tokenizer` has vocab_size {V} but `{name}` returns {out} logits per token")
+
+# %% ../../nbs/95_llm.model.ipynb #m040
 class HFCausalLM(nn.Module):
     "Adapter from a Hugging Face causal LM (`out = m(input_ids=...)`, `out.logits`) to `forward(tokens) -> logits`."
     def __init__(self, hf_model: nn.Module): # e.g. `transformers.GPT2LMHeadModel(GPT2Config(...))`

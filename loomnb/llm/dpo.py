@@ -125,13 +125,15 @@ class DPO:
         ref_model.eval()
         self.optimizer = make_adam(model.parameters(), learning_rate)
         self.rng, self.callbacks, self.logger, self.step = np.random.default_rng(seed), list(callbacks), logger, 0
+        self._dev = next(iter(model.parameters()), torch.zeros(())).device
 
     @torch.no_grad()
     def reference_logps(self, pairs: list, batch_size: int=256) -> torch.Tensor:
         "[N, 2] reference log-probabilities (chosen, rejected) of `pairs`, computed once."
         out = []
         for s in range(0, len(pairs), batch_size):
-            x, m = pair_batch(pairs[s:s + batch_size], self.tokenizer.pad_id); lp = sequence_logps(self.ref_model, x, m)
+            x, m = pair_batch(pairs[s:s + batch_size], self.tokenizer.pad_id)
+            lp = sequence_logps(self.ref_model, x.to(self._dev), m.to(self._dev))
             out.append(torch.stack(lp.chunk(2), 1))
         return torch.cat(out)
 
@@ -140,7 +142,7 @@ class DPO:
         pairs = _as_pairs(type(self).__name__, self.tokenizer, prompt, chosen, rejected)
         _check_pairs(type(self).__name__, self.model, self.tokenizer, pairs)
         ref = self.reference_logps(pairs) if ref_logps is None else ref_logps
-        x, m = pair_batch(pairs, self.tokenizer.pad_id)
+        x, m = (t.to(self._dev) for t in pair_batch(pairs, self.tokenizer.pad_id))
         pc, pr = sequence_logps(self.model, x, m).chunk(2)
         loss, st = dpo_loss(pc, pr, ref[:, 0], ref[:, 1], self.beta)
         if self.nll_coef == 0: return loss, st

@@ -66,6 +66,8 @@ def check_prompts(owner: str, model, tokenizer, prompts, max_new_tokens: int) ->
             raise ValueError(f"{owner}: prompt {p!r} in `prompts` has {n} tokens; with `max_new_tokens`={max_new_tokens} that exceeds the model's context_length {ctx}")
     return list(prompts)
 
+def _device(model): return next(iter(model.parameters()), torch.zeros(())).device
+
 def check_rewards(owner: str, rewards, n: int) -> np.ndarray:
     "`rewards` from a `reward_fn` as a float64 array of `n` finite values, or a ValueError naming `reward_fn`."
     try: r = np.asarray(rewards, dtype=np.float64).reshape(-1)
@@ -88,8 +90,8 @@ def grpo_rollout(algo, # A `GRPO` (its model, reference, reward_fn and settings)
     adv = group_advantages(r, G, scale=algo.scale_rewards)
     seqs = [p + c for p, c in zip(pids, cids)]
     T = max(map(len, seqs)); pad = algo.tokenizer.pad_id
-    x = torch.tensor([s + [pad] * (T - len(s)) for s in seqs], dtype=torch.long)
-    old = token_logprobs(algo.model, x).numpy(); ref = token_logprobs(algo.ref_model, x).numpy()
+    x = torch.tensor([s + [pad] * (T - len(s)) for s in seqs], dtype=torch.long, device=_device(algo.model))
+    old = token_logprobs(algo.model, x).cpu().numpy(); ref = token_logprobs(algo.ref_model, x).cpu().numpy()
     store = VarLenStore(token_fields=("old_logp", "ref_logp", "loss_mask"), seq_fields=("advantage", "reward"), token_dtype=np.int64)
     masks = [np.r_[np.zeros(len(p)), np.ones(len(c))] for p, c in zip(pids, cids)]
     store.extend([np.array(s) for s in seqs], old_logp=[old[i, :len(s)] for i, s in enumerate(seqs)],
@@ -106,15 +108,15 @@ def grpo_rollout(algo, # A `GRPO` (its model, reference, reward_fn and settings)
 def grpo_update(algo, # A `GRPO`
                 store: VarLenStore) -> dict:
     "`num_iterations` passes of shuffled minibatch steps of `grpo_loss` over the rollout in `store`."
-    n, bs = len(store), algo.batch_size or len(store)
+    n, bs, dev = len(store), algo.batch_size or len(store), _device(algo.model)
     algo.model.train(); acc, steps = {}, 0
     for _ in range(algo.num_iterations):
         order = algo.rng.permutation(n)
         for s in range(0, n, bs):
             b = store.padded(order[s:s + bs], pad_id=algo.tokenizer.pad_id)
-            x = torch.from_numpy(b.tokens); tf = {k: torch.from_numpy(v) for k, v in b.token_fields.items()}
+            x = torch.from_numpy(b.tokens).to(dev); tf = {k: torch.from_numpy(v).to(dev) for k, v in b.token_fields.items()}
             logp = token_logprobs(algo.model, x)
-            loss, st = grpo_loss(logp, tf["old_logp"], tf["ref_logp"], torch.from_numpy(b.seq_fields["advantage"]),
+            loss, st = grpo_loss(logp, tf["old_logp"], tf["ref_logp"], torch.from_numpy(b.seq_fields["advantage"]).to(dev),
                                  tf["loss_mask"] > 0, algo.clip_eps, algo.kl_coef)
             algo.optimizer.zero_grad(set_to_none=True); loss.backward()
             gn = nn.utils.clip_grad_norm_(algo.model.parameters(), algo.max_grad_norm if algo.max_grad_norm > 0 else math.inf)

@@ -122,11 +122,12 @@ def sft(model: nn.Module, # Trained in place
     if not 0 < target_accuracy <= 1: raise ValueError(f"sft: `target_accuracy` must lie in (0, 1], got {target_accuracy!r}")
     eval_task = eval_task or task
     rng, opt = np.random.default_rng(seed), make_adam(model.parameters(), lr)
+    dev = next(iter(model.parameters())).device
     hist, acc, step = [], 0.0, 0
     model.train()
     while step < max_steps:
         idx = rng.integers(0, len(task), batch_size)
-        x, m = sft_batch(tokenizer, [task.prompts[i] for i in idx], [task.answers[i] for i in idx])
+        x, m = (t.to(dev) for t in sft_batch(tokenizer, [task.prompts[i] for i in idx], [task.answers[i] for i in idx]))
         logits = model(x)[:, :-1]
         loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1), reduction="none")
         loss = (loss * m[:, 1:].reshape(-1)).sum() / m[:, 1:].sum()

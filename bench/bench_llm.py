@@ -115,9 +115,13 @@ def main():
     p.add_argument("--dpo-lr", type=float, default=5e-4)
     p.add_argument("--eval-every", type=int, default=50)
     p.add_argument("--json", default=None)
+    p.add_argument("--summary", default=None, help="print the tables of a JSON written by --json, run nothing")
     p.add_argument("--_one", nargs=3, default=None, help=argparse.SUPPRESS)  # seed, algo|sft, checkpoint path
     a = p.parse_args()
     torch.set_num_threads(1)
+    if a.summary:
+        with open(a.summary) as f: summary(json.load(f))
+        return
     if a._one:
         seed, what, path = int(a._one[0]), a._one[1], a._one[2]
         print(json.dumps(run_sft(a, seed, path) if what == "sft" else run_algo(a, seed, what, path))); return
@@ -144,17 +148,20 @@ def summary(res):
     algos = list(res["seeds"][0]["runs"])
     def ms(v): v = np.array(v, float); return f"{v.mean():.3f} ± {v.std(ddof=1) if len(v) > 1 else 0:.3f}"
     print(f"\nload {res['load_start'][0]:.1f} -> {res['load_end'][0]:.1f}; mean ± sd over {len(res['seeds'])} seeds, held-out 2-digit additions")
-    print("| algo | pass@1 start | pass@1 end | Δ pass@1 | pass@8 start | pass@8 end | greedy end | train s | completions/s | opt steps/s | peak RSS MB |")
+    print("| algo | pass@1 start | pass@1 end | Δ pass@1 | pass@8 start | pass@8 end | greedy end | train s | completions/s (per CPU s) | opt steps/s (per CPU s) | peak RSS MB |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for al in algos:
         rs = [s["runs"][al] for s in res["seeds"]]
         c0, c1 = [r["curve"][0] for r in rs], [r["curve"][-1] for r in rs]
         print(f"| {al} | {ms([c['pass@1'] for c in c0])} | {ms([c['pass@1'] for c in c1])} | {ms([b['pass@1'] - x['pass@1'] for x, b in zip(c0, c1)])} | "
               f"{ms([c['pass@8'] for c in c0])} | {ms([c['pass@8'] for c in c1])} | {ms([c['greedy'] for c in c1])} | {ms([r['train_s'] for r in rs])} | "
-              f"{np.mean([r['completions_per_s'] for r in rs]):.0f} | {np.mean([r['steps_per_s'] for r in rs]):.1f} | {np.mean([r['rss_mb'] for r in rs]):.0f} |")
+              f"{np.mean([r['completions_per_s'] for r in rs]):.0f} ({np.mean([r['completions'] / r['train_cpu_s'] for r in rs]):.0f}) | "
+              f"{np.mean([r['steps_per_s'] for r in rs]):.1f} ({np.mean([r['optimizer_steps'] / r['train_cpu_s'] for r in rs]):.1f}) | {np.mean([r['rss_mb'] for r in rs]):.0f} |")
     for al in algos:
         rs = [s["runs"][al] for s in res["seeds"]]
         its = [c["iter"] for c in rs[0]["curve"]]
+        kl = [r["kl_ref_last"] for r in rs if r.get("kl_ref_last") is not None]
+        if kl: print(f"{al}: per-token k3 KL to the reference at the end {np.mean(kl):.3f} (max over the run {np.mean([r['kl_ref_max'] for r in rs]):.3f}), seed mean")
         print(f"{al} curve (iter: pass@1 / pass@8, seed mean): " + ", ".join(
             f"{it}: {np.mean([r['curve'][j]['pass@1'] for r in rs]):.3f}/{np.mean([r['curve'][j]['pass@8'] for r in rs]):.3f}" for j, it in enumerate(its)))
 

@@ -20,6 +20,7 @@ from .model import CharTokenizer
 from .model import check_models
 from .model import sample_completions
 from .model import token_logprobs
+from .model import packed_token_logprobs
 
 # %% auto #0
 __all__ = ['grpo_loss', 'check_prompts', 'check_rewards', 'grpo_rollout', 'grpo_update', 'GRPO']
@@ -28,7 +29,7 @@ __all__ = ['grpo_loss', 'check_prompts', 'check_rewards', 'grpo_rollout', 'grpo_
 def grpo_loss(logp: torch.Tensor, # [B, T] log pi_theta of the tokens (with grad)
               old_logp: torch.Tensor, # [B, T] log pi_old at sampling time
               ref_logp: torch.Tensor, # [B, T] log pi_ref of the frozen reference
-              advantages: torch.Tensor, # [B] group-relative advantage of each sequence
+              advantages: torch.Tensor, # [B] advantage of each sequence, or [B, T] per token (packed rows)
               mask: torch.Tensor, # [B, T] bool, True on completion tokens
               clip_eps: float=0.2, # Ratio clip range
               kl_coef: float=0.1, # beta, weight of the k3 KL penalty
@@ -36,7 +37,7 @@ def grpo_loss(logp: torch.Tensor, # [B, T] log pi_theta of the tokens (with grad
     "Clipped token-level GRPO loss with a k3 KL penalty, averaged over the unmasked tokens."
     m = mask.to(logp.dtype); n = m.sum().clamp_min(1.0)
     ratio = torch.exp(logp - old_logp)
-    a = advantages[:, None]
+    a = advantages[:, None] if advantages.dim() == 1 else advantages
     surr = torch.minimum(ratio * a, ratio.clamp(1 - clip_eps, 1 + clip_eps) * a)
     d = ref_logp - logp
     k3 = torch.exp(d) - d - 1
@@ -113,11 +114,17 @@ def grpo_update(algo, # A `GRPO`
     for _ in range(algo.num_iterations):
         order = algo.rng.permutation(n)
         for s in range(0, n, bs):
-            b = store.padded(order[s:s + bs], pad_id=algo.tokenizer.pad_id)
-            x = torch.from_numpy(b.tokens).to(dev); tf = {k: torch.from_numpy(v).to(dev) for k, v in b.token_fields.items()}
-            logp = token_logprobs(algo.model, x)
-            loss, st = grpo_loss(logp, tf["old_logp"], tf["ref_logp"], torch.from_numpy(b.seq_fields["advantage"]).to(dev),
-                                 tf["loss_mask"] > 0, algo.clip_eps, algo.kl_coef)
+            if algo.pack:  # several sequences per row: per-token advantages from each token's sequence
+                b = store.packed(order[s:s + bs], algo.model.context_length, pad_id=algo.tokenizer.pad_id)
+                x, pos, seg = (torch.from_numpy(v).long().to(dev) for v in (b.input_ids, b.position_ids, b.segment_ids))
+                logp = packed_token_logprobs(algo.model, x, pos, seg)
+                adv = torch.from_numpy(np.r_[b.seq_fields["advantage"], 0.0][b.segment_ids]).float().to(dev)  # -1 -> 0
+            else:
+                b = store.padded(order[s:s + bs], pad_id=algo.tokenizer.pad_id)
+                logp = token_logprobs(algo.model, torch.from_numpy(b.tokens).to(dev))
+                adv = torch.from_numpy(b.seq_fields["advantage"]).to(dev)
+            tf = {k: torch.from_numpy(v).to(dev) for k, v in b.token_fields.items()}
+            loss, st = grpo_loss(logp, tf["old_logp"], tf["ref_logp"], adv, tf["loss_mask"] > 0, algo.clip_eps, algo.kl_coef)
             algo.optimizer.zero_grad(set_to_none=True); loss.backward()
             gn = nn.utils.clip_grad_norm_(algo.model.parameters(), algo.max_grad_norm if algo.max_grad_norm > 0 else math.inf)
             algo.optimizer.step(); steps += 1
@@ -141,6 +148,7 @@ class GRPO:
                  temperature: float=1.0, # Sampling temperature
                  top_k: int|None=None, # Top-k sampling
                  scale_rewards: bool=True, # Divide by the group std (False: Dr. GRPO)
+                 pack: bool=False, # Update on packed rows of `context_length` tokens (`VarLenStore.packed`; model must take `segment_ids`)
                  max_grad_norm: float=1.0, # Global gradient-norm clip (0: none)
                  seed: int=0, # Seed of the sampling and the minibatch order
                  callbacks=(), # Callables `cb(algo, metrics)`; one returning False stops `train`
@@ -157,7 +165,8 @@ class GRPO:
         self.kl_coef, self.clip_eps = _real(o, "kl_coef", kl_coef), _real(o, "clip_eps", clip_eps, strict=True)
         self.learning_rate, self.temperature = _real(o, "learning_rate", learning_rate), _real(o, "temperature", temperature, strict=True)
         self.max_grad_norm, self.top_k, self.scale_rewards = _real(o, "max_grad_norm", max_grad_norm), top_k, bool(scale_rewards)
-        self.callbacks, self.logger = list(callbacks), logger
+        self.callbacks, self.logger, self.pack = list(callbacks), logger, bool(pack)
+        if self.pack and not isinstance(getattr(model, "context_length", None), int): raise ValueError(f"{o}: `pack`=True needs a model with an int `context_length` and `segment_ids` support (e.g. CausalLM)")
         for p in ref_model.parameters(): p.requires_grad_(False)
         ref_model.eval()
         self.optimizer = make_adam(model.parameters(), self.learning_rate)

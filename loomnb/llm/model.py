@@ -13,8 +13,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['MATH_CHARS', 'CharTokenizer', 'KVCache', 'CausalSelfAttention', 'Block', 'CausalLM', 'token_logprobs', 'generate',
-           'sample_completions', 'check_models', 'HFCausalLM']
+__all__ = ['MATH_CHARS', 'CharTokenizer', 'KVCache', 'CausalSelfAttention', 'Block', 'CausalLM', 'token_logprobs',
+           'packed_token_logprobs', 'generate', 'sample_completions', 'check_models', 'HFCausalLM']
 
 # %% ../../nbs/95_llm.model.ipynb #m006
 MATH_CHARS = "0123456789+-x÷*/=? Whatis"  # digits, operators, and the words of the MATH environment's text form
@@ -66,13 +66,14 @@ class CausalSelfAttention(nn.Module):
         self.n_heads = n_heads
         self.qkv = nn.Linear(d_model, 3 * d_model); self.proj = nn.Linear(d_model, d_model)
 
-    def forward(self, x, past=None): # x: [B, T, d]; past: (k, v) of earlier tokens or None
+    def forward(self, x, past=None, mask=None): # x: [B, T, d]; past: (k, v) of earlier tokens; mask: [B, 1, T, T] bool
         B, T, d = x.shape; H = self.n_heads
         q, k, v = self.qkv(x).view(B, T, 3, H, d // H).permute(2, 0, 3, 1, 4)
         P = 0
         if past is not None:
             P = past[0].shape[2]; k = torch.cat([past[0], k], 2); v = torch.cat([past[1], v], 2)
-        if P == 0: y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        if mask is not None: y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        elif P == 0: y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         elif T == 1: y = F.scaled_dot_product_attention(q, k, v)
         else:
             m = torch.ones(T, P + T, dtype=torch.bool, device=x.device).tril(P)
@@ -86,8 +87,8 @@ class Block(nn.Module):
         self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
         self.attn = CausalSelfAttention(d_model, n_heads)
         self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))
-    def forward(self, x, past=None):
-        a, kv = self.attn(self.ln1(x), past)
+    def forward(self, x, past=None, mask=None):
+        a, kv = self.attn(self.ln1(x), past, mask)
         x = x + a
         return x + self.mlp(self.ln2(x)), kv
 
@@ -119,13 +120,21 @@ class CausalLM(nn.Module):
 
     def forward(self, tokens: torch.Tensor, # [B, T] int64 token ids
                 cache: KVCache|None=None, # Extended in place with these tokens' keys and values
+                position_ids: torch.Tensor|None=None, # [B, T] positions of packed sequences (with `segment_ids`)
+                segment_ids: torch.Tensor|None=None, # [B, T] sequence of each token: attention stays inside a sequence
                ) -> torch.Tensor: # [B, T, V] logits; row t scores the token after position t
         B, T = tokens.shape
         P = 0 if cache is None else cache.length
         if P + T > self.context_length: raise ValueError(f"CausalLM: `tokens` reach position {P + T}, beyond `context_length`={self.context_length}")
-        x = self.tok_emb(tokens) + self.pos_emb(torch.arange(P, P + T, device=tokens.device))
+        mask = None
+        if segment_ids is not None:
+            if cache is not None or position_ids is None or segment_ids.shape != tokens.shape or position_ids.shape != tokens.shape:
+                raise ValueError("CausalLM: `segment_ids` needs `position_ids` of the shape of `tokens` and no `cache`")
+            mask = (segment_ids[:, :, None] == segment_ids[:, None, :]).tril()[:, None]  # causal, block-diagonal
+        pos = torch.arange(P, P + T, device=tokens.device) if position_ids is None else position_ids
+        x = self.tok_emb(tokens) + self.pos_emb(pos)
         for i, blk in enumerate(self.blocks):
-            x, kv = blk(x, None if cache is None else cache.layers[i])
+            x, kv = blk(x, None if cache is None else cache.layers[i], mask)
             if cache is not None: cache.layers[i] = kv
         if cache is not None: cache.length = P + T
         return self.head(self.ln_f(x))
@@ -143,6 +152,18 @@ def token_logprobs(model: nn.Module, # Meets `model(tokens) -> logits`
     return F.pad(lp, (1, 0))
 
 # %% ../../nbs/95_llm.model.ipynb #m023
+def packed_token_logprobs(model: nn.Module, # Accepts `position_ids` and `segment_ids` (e.g. `CausalLM`)
+                          input_ids: torch.Tensor, # [R, L] packed token ids
+                          position_ids: torch.Tensor, # [R, L] position inside each sequence
+                          segment_ids: torch.Tensor, # [R, L] sequence of each token (-1: unused)
+                         ) -> torch.Tensor: # [R, L] log p(token | earlier tokens of its sequence)
+    "Per-token log-probabilities of packed sequences, aligned with `input_ids`."
+    logits = model(input_ids, position_ids=position_ids, segment_ids=segment_ids)
+    lp = torch.log_softmax(logits[:, :-1].float(), -1).gather(-1, input_ids[:, 1:, None]).squeeze(-1)
+    same = (segment_ids[:, 1:] == segment_ids[:, :-1]) & (segment_ids[:, 1:] >= 0)
+    return F.pad(lp * same, (1, 0))
+
+# %% ../../nbs/95_llm.model.ipynb #m026
 def _next_token(logits, temperature, top_k, u):
     "Token drawn from the last-position `logits` [B, V] by inverse CDF with uniforms `u` [B]; argmax at temperature 0."
     if temperature == 0: return logits.argmax(-1)
@@ -166,7 +187,7 @@ def _check_generate(model, prompts, max_new_tokens, temperature, top_k):
     if ctx is not None and prompts.shape[1] + max_new_tokens > ctx:
         raise ValueError(f"generate: `prompts` of length {prompts.shape[1]} plus `max_new_tokens`={max_new_tokens} exceed the model's `context_length`={ctx}")
 
-# %% ../../nbs/95_llm.model.ipynb #m024
+# %% ../../nbs/95_llm.model.ipynb #m027
 @torch.no_grad()
 def generate(model: nn.Module, # Meets `model(tokens) -> logits`
              prompts: torch.Tensor, # [B, P] int64 prompts, all of length P
@@ -197,7 +218,7 @@ def generate(model: nn.Module, # Meets `model(tokens) -> logits`
         return seq
     finally: model.train(was)
 
-# %% ../../nbs/95_llm.model.ipynb #m031
+# %% ../../nbs/95_llm.model.ipynb #m034
 def sample_completions(model: nn.Module, # Meets `model(tokens) -> logits`
                        tokenizer, # Has `encode`, `decode`, `pad_id`, `eos_id` (e.g. `CharTokenizer`)
                        prompts: list, # Text prompts
@@ -224,7 +245,7 @@ def sample_completions(model: nn.Module, # Meets `model(tokens) -> logits`
                 comp[i * n + k] = c
     return [e for e in enc for _ in range(n)], comp, [tokenizer.decode(c) for c in comp]
 
-# %% ../../nbs/95_llm.model.ipynb #m036
+# %% ../../nbs/95_llm.model.ipynb #m039
 def check_models(owner: str, # Name used in the error messages, e.g. "GRPO"
                  model: nn.Module, # The policy being trained
                  ref_model: nn.Module|None, # The frozen reference (None: no reference)
@@ -246,7 +267,7 @@ def check_models(owner: str, # Name used in the error messages, e.g. "GRPO"
             out = m(torch.zeros(1, 1, dtype=torch.long, device=dev)).shape[-1]
             if out != V: raise ValueError(f"{owner}: `tokenizer` has vocab_size {V} but `{name}` returns {out} logits per token")
 
-# %% ../../nbs/95_llm.model.ipynb #m040
+# %% ../../nbs/95_llm.model.ipynb #m043
 class HFCausalLM(nn.Module):
     "Adapter from a Hugging Face causal LM (`out = m(input_ids=...)`, `out.logits`) to `forward(tokens) -> logits`."
     def __init__(self, hf_model: nn.Module): # e.g. `transformers.GPT2LMHeadModel(GPT2Config(...))`

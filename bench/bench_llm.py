@@ -92,6 +92,20 @@ def run_algo(a, seed, algo, path):
             "optimizer_steps": opt_steps, "completions_per_s": comps / train_s, "steps_per_s": opt_steps / train_s,
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **extra}
 
+def pack_bench(reps=7):
+    "Process CPU time of one GRPO update (128 completions, minibatches of 32) on padded vs packed rows, interleaved, min of `reps`."
+    from loomnb.llm.grpo import grpo_rollout, grpo_update
+    tok = CharTokenizer(); task = MathTask(addition_problems(100, 2, seed=0)); lm = CausalLM(tok.vocab_size, seed=0)
+    res = {False: [], True: []}
+    for _ in range(reps):
+        for pack in (False, True):
+            g = GRPO(lm, copy.deepcopy(lm), task.reward_fn, group_size=8, max_new_tokens=MAX_NEW, batch_size=32, pack=pack, learning_rate=0.0)
+            st, _ = grpo_rollout(g, task.prompts[:16])
+            c0 = time.process_time(); grpo_update(g, st); res[pack].append(time.process_time() - c0)
+    pad, pk = min(res[False]), min(res[True])
+    print(f"GRPO update, 128 sequences of {st.lengths().mean():.1f} tokens on average: padded {pad * 1e3:.1f} ms, packed {pk * 1e3:.1f} ms "
+          f"(CPU time, min of {reps}); packed/padded = {pk / pad:.2f}")
+
 def sub(args, extra):
     cmd = [sys.executable, os.path.abspath(__file__), *args, *extra]
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
@@ -116,9 +130,11 @@ def main():
     p.add_argument("--eval-every", type=int, default=50)
     p.add_argument("--json", default=None)
     p.add_argument("--summary", default=None, help="print the tables of a JSON written by --json, run nothing")
+    p.add_argument("--pack-bench", action="store_true", help="time one GRPO update on padded vs packed rows, run nothing else")
     p.add_argument("--_one", nargs=3, default=None, help=argparse.SUPPRESS)  # seed, algo|sft, checkpoint path
     a = p.parse_args()
     torch.set_num_threads(1)
+    if a.pack_bench: return pack_bench()
     if a.summary:
         with open(a.summary) as f: summary(json.load(f))
         return

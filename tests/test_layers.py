@@ -6,7 +6,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # bottom up; a module may import from its own layer or below (bandits sit beside the RL stack)
 # (eval needs only its statistics: it sits below train, whose evaluation callback uses it)
-LAYERS = [("core", "compat"), ("ops",), ("envs", "buffers"), ("agents",), ("fast",), ("eval",), ("train",), ("algos",),
+LAYERS = [("core", "compat"), ("ops",), ("envs", "buffers"), ("agents",), ("fast",), ("eval",), ("train",), ("algos", "llm"),
           ("distributed",), ("workflow",), ("bandits",), ("__main__",)]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 SHIMS = {"nets", "qnets", "collect", "loggers", "offpolicy", "eval_stats", "eval_plots", "widgets", "runs", "runner",

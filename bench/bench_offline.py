@@ -27,6 +27,8 @@ def child_loomnb(algo, path, seed, steps, eval_episodes, hidden):
     from loomnb.buffers.datasets import load_dataset, normalized_score
     from loomnb.eval import evaluate
     from loomnb.train.learner import get_algorithm
+    import importlib
+    importlib.import_module(f"loomnb.algos.{algo}")   # (an install that predates the algorithm's entry point)
     ds = load_dataset(path)
     a = get_algorithm(algo)(dataset=ds, seed=seed, hidden=hidden)
     a.train(n_gradient_steps=10)                     # warm-up (not timed)
@@ -148,6 +150,7 @@ def main():
     ap.add_argument("--data", default="/tmp/loomnb_offline_data")
     ap.add_argument("--steps", type=int, default=5000)
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--seed0", type=int, default=0, help="first seed (runs seeds seed0 .. seed0 + seeds - 1)")
     ap.add_argument("--datasets", default="medium-replay,medium,expert")
     ap.add_argument("--algos", default="bc,td3bc,iql,cql")
     ap.add_argument("--eval-episodes", type=int, default=10)
@@ -174,7 +177,7 @@ def main():
         for algo in args.algos.split(","):
             for lib in libs:
                 runs = []
-                for seed in range(args.seeds):
+                for seed in range(args.seed0, args.seed0 + args.seeds):
                     r = run_loomnb(algo, path, seed, args.steps, args.eval_episodes, args.hidden) if lib == "loomnb" else \
                         run_d3rlpy(py, algo, path, seed, args.steps, args.eval_episodes, args.hidden)
                     runs.append(r)

@@ -519,11 +519,26 @@ def restore_env(env, # Env built for the resumed run
     if restart and isinstance(algo_state, dict) and "last_obs" in algo_state: algo_state["last_obs"] = env.reset()[0]
     return restart
 
+# %% ../../nbs/38_train.learner.ipynb #off001
+def _offline_inputs(cls, dataset, env):
+    "(dataset, env) of a run: an offline algorithm (`cls.offline`) takes `dataset=`, and `env` defaults to the dataset's env id."
+    if not getattr(cls, "offline", False):
+        if dataset is not None: raise ConfigError(f"`dataset` is for offline algorithms; {cls.__name__} learns from its `env`")
+        return None, env
+    if dataset is None:
+        if env is None: raise ConfigError(f"{cls.__name__} is an offline algorithm: pass `dataset=` (a dataset or its path)")
+        return None, env   # (restoring weights for predict, e.g. `from_checkpoint` without a dataset)
+    dataset = cls.open_dataset(dataset)
+    if env is None:
+        env = getattr(dataset, "env_id", None)
+        if not env: raise ConfigError("`env`: the dataset records no env id; pass the env to evaluate on")
+    return dataset, env
+
 # %% ../../nbs/38_train.learner.ipynb #c027
 class Trainer:
     "Train any registered algorithm on a vector env, with callbacks, logging and exact-resume checkpoints."
     def __init__(self, algo, # Registered algorithm name or an `Algorithm` subclass
-                 env, # Env id or a VecEnv
+                 env=None, # Env id or a VecEnv (offline algorithms: default the dataset's env id)
                  seed: int=0, # Seed for every RNG of the run
                  config: dict | Config | None=None, # Overrides of the algorithm's config (or a config instance)
                  callbacks=(), # `Callback` instances
@@ -533,13 +548,15 @@ class Trainer:
                  policy=None, # Custom policy module (on-policy algorithms)
                  nan_guard: bool=False, # Skip (and report) an update that makes a loss, gradient or parameter NaN/inf, instead of stopping
                  log_interval: int | None=None, # Iterations between logger calls (None: the config's run option, else 1)
+                 dataset=None, # Offline algorithms: an OfflineDatasetBuffer or a dataset path
                 ):
         cls = algo if isinstance(algo, type) else get_algorithm(algo)
+        dataset, env = _offline_inputs(cls, dataset, env)
         cfg = _resolve_config(cls, config, n_envs)
         self.seed = seed
         self.config, self.env, self.device = _prepare(cls, env, cfg, seed, device)
         self._finite_env = _FiniteEnv(self.env)   # what the algorithm steps: observations and rewards are checked
-        algo = cls(self._finite_env, self.config, device=self.device, policy=policy)
+        algo = cls(self._finite_env, self.config, device=self.device, policy=policy, **({} if dataset is None else {"dataset": dataset}))
         self._adopt(algo, seed, callbacks, logger, log_interval, nan_guard)
 
     @classmethod
@@ -715,6 +732,7 @@ class Trainer:
                          policy=None, # Your policy module, when the run used a custom one
                          map_location="cpu", # Where tensors are loaded
                          algorithm: str | None=None, # Expected algorithm name (checked, as in the rlox guide)
+                         dataset=None, # Offline algorithms: the dataset to continue training on
                         ) -> "Trainer":
         "Restore a trainer saved with `save`, ready to continue with `train`."
         ck = load_checkpoint(path, map_location)
@@ -731,7 +749,7 @@ class Trainer:
             except (ValueError, TypeError, KeyError) as err:
                 raise CheckpointError(f"{str(path)!r}: cannot make its env {e.get('id')!r} again: {err}") from None
         self = cls(algo_cls, env, seed=ck.get("seed", 0), config=algo_cls.config_cls.from_dict(ck["config"]),
-                   callbacks=callbacks, logger=logger, device=device, n_envs=None, policy=policy)
+                   callbacks=callbacks, logger=logger, device=device, n_envs=None, policy=policy, dataset=dataset)
         sp = getattr(self.env, "spec", None)
         if e.get("hash") is not None and getattr(sp, "hash", None) != e["hash"]:
             raise CheckpointError(f"{str(path)!r} was saved on {e.get('id')!r} with spec hash {e['hash']}, but the env "

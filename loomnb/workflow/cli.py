@@ -23,6 +23,7 @@ def _add_train(sub):
     p.add_argument("--timesteps", type=int, help="total environment steps"); p.add_argument("--seed", type=int)
     p.add_argument("--n-envs", type=int, dest="n_envs"); p.add_argument("--device")
     p.add_argument("--save", help="checkpoint path written after training")
+    p.add_argument("--dataset", help="offline algorithms (bc, td3bc, iql, cql): dataset folder; --env defaults to its env")
     p.add_argument("--nproc", type=int, help="data-parallel processes on this machine: starts torchrun, one rank each")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="algorithm config override (repeatable)")
     p.add_argument("--logger", help="logger spec: console, csv:PATH, jsonl:PATH, wandb, tensorboard:DIR, comma-separated")
@@ -84,7 +85,11 @@ CONSOLE_KEYS = ["time/sps", "rollout/ep_return", "rollout/ep_length", "train/app
 
 def cmd_train(a) -> int:
     d = TrainingConfig.from_yaml(a.config).to_dict() if a.config else {}
-    if not a.config and not (a.algo and a.env): raise ValueError("train needs --config FILE, or --algo and --env")
+    if not a.config and not (a.algo and (a.env or a.dataset)): raise ValueError("train needs --config FILE, or --algo and --env (or --dataset)")
+    if a.dataset:
+        from loomnb.buffers.datasets import load_dataset
+        d["dataset"] = a.dataset
+        if not a.env: d["env"] = load_dataset(a.dataset).env_id or d.get("env")
     for k, v in dict(algorithm=a.algo, env=a.env, total_timesteps=a.timesteps, seed=a.seed, n_envs=a.n_envs, device=a.device,
                      save=a.save, logger=a.logger, eval_episodes=a.eval_episodes).items():
         if v is not None: d[k] = v

@@ -28,6 +28,7 @@ class TrainingConfig(Config):
     device: str = "auto" # torch device
     save: str | None = None # Checkpoint path written after training
     eval_episodes: int = 0 # Deterministic evaluation episodes after training (0: none)
+    dataset: str | None = None # Offline algorithms: the dataset folder (total_timesteps then counts gradient steps)
     def validate(self):
         self.check_range("total_timesteps", 1)
         self.check_range("seed", 0, 2**32 - 1)
@@ -71,7 +72,7 @@ def train_from_config(cfg, # TrainingConfig, a dict of its fields, or a YAML pat
     rid = reg.start(params=cfg.to_dict(), config=cfg.config, seed=cfg.seed, algo=cfg.algorithm, env=cfg.env, kind="train") if reg is not None else None
     try:
         trainer = Trainer(cfg.algorithm, env=cfg.env, seed=cfg.seed, config=cfg.config or None, callbacks=list(callbacks),
-                          logger=logger, device=cfg.device, n_envs=cfg.n_envs)
+                          logger=logger, device=cfg.device, n_envs=cfg.n_envs, **({"dataset": cfg.dataset} if cfg.dataset else {}))
         metrics = dict(trainer.train(cfg.total_timesteps))
         if cfg.save:
             Path(cfg.save).parent.mkdir(parents=True, exist_ok=True); trainer.save(cfg.save)

@@ -1,0 +1,202 @@
+"""Offline RL bench: BC, TD3+BC, IQL and CQL on loomnb's own Pendulum datasets, normalised score with a 95% bootstrap CI
+over seeds, gradient steps/s and peak RSS per run; d3rlpy side by side on the same files and the same budget.
+
+Usage:  python bench/bench_offline.py [--data DIR] [--steps 5000] [--seeds 5] [--datasets medium-replay,medium,expert]
+                                      [--algos bc,td3bc,iql,cql] [--eval-episodes 10] [--d3rlpy] [--out bench/results/offline.json]
+Data:   DIR/pendulum/<kind>-v0 (Minari format). Missing datasets are made first with
+        loomnb.workflow.offline_data.generate_datasets("Pendulum-v1", DIR, seed=0, n_steps=10_000) (SAC, about 2 minutes).
+d3rlpy: --d3rlpy makes its own virtualenv (--d3rlpy-venv, default /tmp/loomnb_d3rlpy_venv) with d3rlpy and the gymnasium
+        it pins, never touching loomnb's; torch and the other shared dependencies are read from this interpreter's
+        site-packages through a .pth file placed after the venv's own. d3rlpy reads the same HDF5 files (h5py) and is
+        evaluated by loomnb's evaluator on the same env and seeds, so only the learner differs.
+Every run is its own subprocess with one torch thread (peak RSS of that process; steps/s of the training calls only).
+Same hyperparameters on both sides where the libraries share them: batch 256, hidden (256, 256), gamma 0.99, the
+algorithm defaults of loomnb (TD3+BC alpha 2.5 with state normalisation; IQL expectile 0.7, temperature 3; CQL alpha 5,
+10 action samples; BC lr 1e-3).
+"""
+import argparse, json, os, subprocess, sys, time, resource
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+
+def child_loomnb(algo, path, seed, steps, eval_episodes, hidden):
+    import torch
+    torch.set_num_threads(1)
+    from loomnb.buffers.datasets import load_dataset, normalized_score
+    from loomnb.eval import evaluate
+    from loomnb.train.learner import get_algorithm
+    import importlib
+    importlib.import_module(f"loomnb.algos.{algo}")   # (an install that predates the algorithm's entry point)
+    ds = load_dataset(path)
+    a = get_algorithm(algo)(dataset=ds, seed=seed, hidden=hidden)
+    a.train(n_gradient_steps=10)                     # warm-up (not timed)
+    t = time.perf_counter(); m = a.train(n_gradient_steps=steps - 10); dt = time.perf_counter() - t
+    r = evaluate(a, ds.env_id, n_episodes=eval_episodes, seed=10_000 + seed)
+    return dict(ret=r.mean, score=float(normalized_score(r.mean, ds.ref_min_score, ds.ref_max_score)),
+                steps_per_s=(steps - 10) / dt, metrics=m)
+
+
+def child_d3rlpy(algo, path, seed, steps, eval_episodes, hidden):
+    import numpy as np, torch, h5py, d3rlpy
+    torch.set_num_threads(1)
+    meta = json.loads((Path(path) / "data" / "metadata.json").read_text())
+    cols = {k: [] for k in ("observations", "actions", "rewards", "terminals", "timeouts")}
+    with h5py.File(Path(path) / "data" / "main_data.hdf5", "r") as f:
+        for i in range(meta["total_episodes"]):
+            g = f[f"episode_{i}"]
+            cols["observations"].append(g["observations"][:-1]); cols["actions"].append(g["actions"][()])
+            cols["rewards"].append(g["rewards"][()]); cols["terminals"].append(g["terminations"][()]); cols["timeouts"].append(g["truncations"][()])
+    c = {k: np.concatenate(v) for k, v in cols.items()}
+    ds = d3rlpy.dataset.MDPDataset(c["observations"], c["actions"], c["rewards"], c["terminals"], c["timeouts"],
+                                   action_space=d3rlpy.constants.ActionSpace.CONTINUOUS)
+    d3rlpy.seed(seed)
+    enc = d3rlpy.models.VectorEncoderFactory([hidden, hidden])
+    common = dict(batch_size=256, gamma=0.99, actor_encoder_factory=enc, critic_encoder_factory=enc)
+    lo = np.asarray(json.loads(meta["action_space"])["low"], np.float32); hi = np.asarray(json.loads(meta["action_space"])["high"], np.float32)
+    scaler = d3rlpy.preprocessing.MinMaxActionScaler(minimum=lo, maximum=hi)
+    if algo == "bc": cfg = d3rlpy.algos.BCConfig(batch_size=256, learning_rate=1e-3, encoder_factory=enc, action_scaler=scaler)
+    elif algo == "td3bc": cfg = d3rlpy.algos.TD3PlusBCConfig(alpha=2.5, observation_scaler=d3rlpy.preprocessing.StandardObservationScaler(), action_scaler=scaler, **common)
+    elif algo == "iql": cfg = d3rlpy.algos.IQLConfig(expectile=0.7, weight_temp=3.0, max_weight=100.0, action_scaler=scaler, **common)
+    elif algo == "cql": cfg = d3rlpy.algos.CQLConfig(conservative_weight=5.0, n_action_samples=10, actor_learning_rate=1e-4, critic_learning_rate=3e-4,
+                                                    temp_learning_rate=1e-4, initial_alpha=1.0, alpha_learning_rate=0.0, action_scaler=scaler, **common)  # fixed weight 5, as loomnb's default
+    else: raise ValueError(algo)
+    a = cfg.create(device="cpu:0")
+    a.build_with_dataset(ds)
+    a.fit(ds, n_steps=10, n_steps_per_epoch=10, show_progress=False, save_interval=10**9, experiment_name="warm", with_timestamp=True, logger_adapter=d3rlpy.logging.NoopAdapterFactory())
+    t = time.perf_counter()
+    a.fit(ds, n_steps=steps - 10, n_steps_per_epoch=steps - 10, show_progress=False, save_interval=10**9, logger_adapter=d3rlpy.logging.NoopAdapterFactory())
+    dt = time.perf_counter() - t
+    return dict(policy=a, steps_per_s=(steps - 10) / dt, meta=meta)
+
+
+def main_child(args):
+    algo, lib, path, seed, steps, ep, hidden = args.child
+    seed, steps, ep, hidden = int(seed), int(steps), int(ep), int(hidden)
+    if lib == "loomnb": out = child_loomnb(algo, path, seed, steps, ep, hidden)
+    else:
+        out = child_d3rlpy(algo, path, seed, steps, ep, hidden)
+        pol, meta = out.pop("policy"), out.pop("meta")
+        out["actions_file"] = None
+        # evaluation with loomnb's evaluator runs in loomnb's interpreter: serve actions over a pipe
+        out["policy_pipe"] = True
+        print(json.dumps({"ready": True, **out}), flush=True)
+        import numpy as np
+        for line in sys.stdin:
+            obs = np.asarray(json.loads(line), np.float32)
+            print(json.dumps(np.asarray(pol.predict(obs)).tolist()), flush=True)
+        return
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(out), flush=True)
+
+
+def run_loomnb(algo, path, seed, steps, ep, hidden):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, __file__, "--child", algo, "loomnb", str(path), str(seed), str(steps), str(ep), str(hidden)],
+                       capture_output=True, text=True, env=env)
+    if p.returncode: raise RuntimeError(p.stderr[-3000:])
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def make_d3rlpy_venv(venv: Path) -> Path:
+    py = venv / "bin" / "python"
+    if py.exists() and subprocess.run([str(py), "-c", "import d3rlpy, gymnasium; assert gymnasium.__version__ == '1.0.0'"], capture_output=True).returncode == 0:
+        return py
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    pkgs = ["d3rlpy==2.8.1", "gymnasium==1.0.0", "gym>=0.26", "gym-notices", "structlog", "colorama", "dataclasses-json",
+            "marshmallow", "typing-inspect", "mypy-extensions", "scikit-learn", "joblib", "threadpoolctl", "narwhals"]
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", *pkgs], check=True)
+    site = subprocess.run([str(py), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True, text=True, check=True).stdout.strip()
+    import site as _site
+    Path(site, "zz_loomnb_shared.pth").write_text(_site.getsitepackages()[0] + "\n")   # torch, numpy, h5py... after the venv's own
+    return py
+
+
+def run_d3rlpy(py, algo, path, seed, steps, ep, hidden):
+    import numpy as np
+    from loomnb.buffers.datasets import load_dataset, normalized_score
+    from loomnb.eval import evaluate
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONPATH": ""}
+    p = subprocess.Popen([str(py), __file__, "--child", algo, "d3rlpy", str(path), str(seed), str(steps), str(ep), str(hidden)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd="/tmp")
+    while True:
+        line = p.stdout.readline()
+        if not line: raise RuntimeError(p.stderr.read()[-3000:])
+        if line.startswith("{"): out = json.loads(line); break
+    def pol(obs):
+        p.stdin.write(json.dumps(np.asarray(obs).tolist()) + "\n"); p.stdin.flush()
+        return np.asarray(json.loads(p.stdout.readline()), np.float32)
+    ds = load_dataset(path)
+    r = evaluate(pol, ds.env_id, n_episodes=ep, seed=10_000 + seed)
+    pid = p.pid
+    rss = _peak_rss_mb(pid)
+    p.stdin.close(); p.wait()
+    return dict(ret=r.mean, score=float(normalized_score(r.mean, ds.ref_min_score, ds.ref_max_score)),
+                steps_per_s=out["steps_per_s"], peak_rss_mb=rss)
+
+
+def _peak_rss_mb(pid):
+    try:
+        for l in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if l.startswith("VmHWM:"): return int(l.split()[1]) / 1024
+    except OSError: return float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child", nargs=7)
+    ap.add_argument("--data", default="/tmp/loomnb_offline_data")
+    ap.add_argument("--steps", type=int, default=5000)
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--seed0", type=int, default=0, help="first seed (runs seeds seed0 .. seed0 + seeds - 1)")
+    ap.add_argument("--datasets", default="medium-replay,medium,expert")
+    ap.add_argument("--algos", default="bc,td3bc,iql,cql")
+    ap.add_argument("--eval-episodes", type=int, default=10)
+    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--d3rlpy", action="store_true")
+    ap.add_argument("--d3rlpy-venv", default="/tmp/loomnb_d3rlpy_venv")
+    ap.add_argument("--out", default=str(HERE / "results" / "offline.json"))
+    args = ap.parse_args()
+    if args.child: return main_child(args)
+    import numpy as np
+    from loomnb.eval.stats import stratified_bootstrap_ci, aggregate_mean
+    data = Path(args.data)
+    kinds = args.datasets.split(",")
+    if any(not (data / "pendulum" / f"{k}-v0").exists() for k in kinds):
+        from loomnb.workflow.offline_data import generate_datasets
+        missing = tuple(k for k in kinds if not (data / "pendulum" / f"{k}-v0").exists())
+        print("making datasets", missing, flush=True)
+        generate_datasets("Pendulum-v1", data, seed=0, n_steps=10_000, kinds=missing)
+    libs = ["loomnb"] + (["d3rlpy"] if args.d3rlpy else [])
+    py = make_d3rlpy_venv(Path(args.d3rlpy_venv)) if args.d3rlpy else None
+    rows, results = [], {}
+    for kind in kinds:
+        path = data / "pendulum" / f"{kind}-v0"
+        for algo in args.algos.split(","):
+            for lib in libs:
+                runs = []
+                for seed in range(args.seed0, args.seed0 + args.seeds):
+                    r = run_loomnb(algo, path, seed, args.steps, args.eval_episodes, args.hidden) if lib == "loomnb" else \
+                        run_d3rlpy(py, algo, path, seed, args.steps, args.eval_episodes, args.hidden)
+                    runs.append(r)
+                    print(kind, algo, lib, seed, {k: round(v, 2) for k, v in r.items() if isinstance(v, float)}, flush=True)
+                s = np.array([r["score"] for r in runs])
+                lo, hi = stratified_bootstrap_ci(s, aggregate_mean, 2000, 0.95, 0) if len(s) > 1 else (s.mean(), s.mean())
+                res = dict(dataset=kind, algo=algo, lib=lib, score=float(s.mean()), ci=(float(lo), float(hi)),
+                           ret=float(np.mean([r["ret"] for r in runs])), steps_per_s=float(np.median([r["steps_per_s"] for r in runs])),
+                           peak_rss_mb=float(max(r["peak_rss_mb"] for r in runs)), scores=s.tolist())
+                results[f"{kind}/{algo}/{lib}"] = res
+                rows.append(f"| {kind} | {algo} | {lib} | {res['score']:.1f} [{lo:.1f}, {hi:.1f}] | {res['ret']:.0f} | {res['steps_per_s']:.0f} | {res['peak_rss_mb']:.0f} |")
+    meta = dict(command=" ".join(sys.argv), steps=args.steps, seeds=args.seeds, eval_episodes=args.eval_episodes, hidden=args.hidden,
+                time=time.strftime("%Y-%m-%d %H:%M:%S"), cpu_count=os.cpu_count())
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(dict(meta=meta, results=results), indent=1))
+    print("| dataset | algo | lib | normalised score [95% CI] | return | grad steps/s | peak RSS MB |")
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -11,12 +11,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import numba
 from numba import njit, carray
-from numba.extending import intrinsic
+from numba.extending import overload
 import gymnasium
 from gymnasium import spaces
+from ..ops._jit import array_ptr, addr_ptr
 
 # %% auto #0
-__all__ = ['VecEnv', 'EnvSpec', 'pcg64_rows', 'pcg64_next', 'pcg64_uniform', 'check_actions', 'NativeVecEnv', 'check_env']
+__all__ = ['VecEnv', 'EnvSpec', 'pcg64_rows', 'pcg64_next', 'pcg64_uniform', 'check_actions', 'native_step',
+           'native_step_parallel', 'native_reset', 'NativeVecEnv', 'check_env']
 
 # %% ../../nbs/30_envs.core.ipynb #c005
 class VecEnv:
@@ -160,7 +162,8 @@ def _bad_value(env_name, space, actions, i):
     return ValueError(f"{env_name}: `actions`[{i}]={v.tolist()!r} (env {i}) is outside {_space_str(space)}: expected {want}")
 
 # %% ../../nbs/30_envs.core.ipynb #c019
-_HDR = 32      # int64 header words: [last slot, needs_reset, max_steps, N, state_dim, obs_dim, n_params, ...,
+_HDR = 32      # int64 header words: [last slot, needs_reset, max_steps, N, state_dim, obs_dim, n_params, action low, action n
+               #  (0: a Box action, checked for NaN/inf), ...,
                #  16 + 8 s + k: address of output array k of slot s (obs, rew, term, trunc, done, final_obs, ep_ret, ep_len)]
 _NEEDS_RESET, _BAD = 4, 5   # status codes (0-3: slot + 2 * any_episode_ended)
 
@@ -170,40 +173,23 @@ def _layout(n, d, p):
     st = _HDR * 8; t = st + n * d * 8; ret = t + n * 8; rng = ret + n * 8; par = rng + n * 32
     return st, t, ret, rng, par, par + max(p, 1) * 8
 
-@intrinsic
-def _ptr(typingctx, mem, offset, dt):
-    "Typed pointer to byte `offset` of the array `mem` (for `numba.carray` views that cost no checks or refcounts)."
-    ty = dt.dtype if isinstance(dt, numba.types.DType) else dt.instance_type
-    def codegen(context, builder, sig, args):
-        p = builder.gep(context.make_array(sig.args[0])(context, builder, args[0]).data, [args[1]])
-        return builder.bitcast(p, context.get_value_type(sig.return_type))
-    return numba.types.CPointer(ty)(mem, offset, dt), codegen
-
-@intrinsic
-def _aptr(typingctx, addr, dt):
-    "Typed pointer from an int64 address (of an output array the env keeps alive)."
-    ty = dt.dtype if isinstance(dt, numba.types.DType) else dt.instance_type
-    def codegen(context, builder, sig, args):
-        return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
-    return numba.types.CPointer(ty)(addr, dt), codegen
-
 @njit(cache=True, inline="always")
 def _step_views(mem):
-    "Typed views for the next step: (state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, slot); slot -1 means reset() is needed."
-    h = carray(_ptr(mem, 0, np.int64), _HDR); n = h[3]; d = h[4]; o = h[5]
+    "Typed views for the next step: (state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, slot, action low, action n); slot -1 means reset() is needed."
+    h = carray(array_ptr(mem, 0, np.int64), _HDR); n = h[3]; d = h[4]; o = h[5]
     st, t, ret, rng, par, end = _layout(n, d, h[6])
     s = 1 - h[0]; a = 16 + 8 * s
-    return (carray(_ptr(mem, st, np.float64), (n, d)), carray(_ptr(mem, t, np.int64), n), carray(_ptr(mem, ret, np.float64), n),
-            carray(_ptr(mem, rng, np.uint64), (n, 4)), carray(_ptr(mem, par, np.float64), max(h[6], 1)), h[2],
-            carray(_aptr(h[a], np.float32), (n, o)), carray(_aptr(h[a + 1], np.float32), n),
-            carray(_aptr(h[a + 2], np.bool_), n), carray(_aptr(h[a + 3], np.bool_), n), carray(_aptr(h[a + 4], np.bool_), n),
-            carray(_aptr(h[a + 5], np.float32), (n, o)), carray(_aptr(h[a + 6], np.float64), n), carray(_aptr(h[a + 7], np.int64), n),
-            -1 if h[1] != 0 else s)
+    return (carray(array_ptr(mem, st, np.float64), (n, d)), carray(array_ptr(mem, t, np.int64), n), carray(array_ptr(mem, ret, np.float64), n),
+            carray(array_ptr(mem, rng, np.uint64), (n, 4)), carray(array_ptr(mem, par, np.float64), max(h[6], 1)), h[2],
+            carray(addr_ptr(h[a], np.float32), (n, o)), carray(addr_ptr(h[a + 1], np.float32), n),
+            carray(addr_ptr(h[a + 2], np.bool_), n), carray(addr_ptr(h[a + 3], np.bool_), n), carray(addr_ptr(h[a + 4], np.bool_), n),
+            carray(addr_ptr(h[a + 5], np.float32), (n, o)), carray(addr_ptr(h[a + 6], np.float64), n), carray(addr_ptr(h[a + 7], np.int64), n),
+            -1 if h[1] != 0 else s, h[7], h[8])
 
 @njit(cache=True, inline="always")
 def _step_end(mem, s, ended):
     "Mark slot `s` as the last written one and return its status code."
-    carray(_ptr(mem, 0, np.int64), _HDR)[0] = s
+    carray(array_ptr(mem, 0, np.int64), _HDR)[0] = s
     return s + (2 if ended else 0)
 
 @njit(cache=True, inline="always")
@@ -217,6 +203,98 @@ def _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep
     if d:
         t[i] = 0; ret[i] = 0.0
     return d
+
+# %% ../../nbs/30_envs.core.ipynb #d19a0002
+def _action_ok(actions, i, low, n):
+    "Whether copy `i`'s action is valid: an integer in [low, low + n) (Discrete: `[N]` actions) or finite (Box: `[N, k]`)."
+    raise NotImplementedError("compiled only")
+
+@overload(_action_ok, inline="always")
+def _action_ok_impl(actions, i, low, n):
+    if actions.ndim == 1:
+        def discrete(actions, i, low, n): return actions[i] >= low and actions[i] < low + n
+        return discrete
+    def finite(actions, i, low, n):
+        for k in range(actions.shape[1]):
+            if not math.isfinite(actions[i, k]): return False
+        return True
+    return finite
+
+@njit(inline="always")
+def native_step(mem, # The env's memory block (the first argument of its step kernel)
+                actions, # `[N]` int64 (Discrete) or `[N, k]` float (Box) actions, any layout
+                reset_one, # njit `(state, rng, params, i)`: draw a fresh initial state for copy `i` from `rng` row `i`
+                step_one, # njit `(state, rng, params, i, actions) -> (reward, terminated)`: advance copy `i` one step
+                write_obs, # njit `(state, params, i, out)`: write copy `i`'s observation into `out[i, :]` (flat)
+               ) -> int: # Status code for `NativeVecEnv.step`
+    "The vector step of a native env: check every action, then per copy the dynamics, `final_obs`, time limit, episode statistics, same-step autoreset and `obs`."
+    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s, low, na = _step_views(mem)
+    if s < 0: return _NEEDS_RESET
+    n = state.shape[0]
+    for i in range(n):
+        if not _action_ok(actions, i, low, na): return _BAD + i
+    ended = False
+    for i in range(n):
+        r, te = step_one(state, rng, params, i, actions)
+        write_obs(state, params, i, final_obs)
+        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
+            reset_one(state, rng, params, i)
+            ended = True
+        write_obs(state, params, i, obs)
+    return _step_end(mem, s, ended)
+
+@njit(inline="always")
+def native_step_parallel(mem, actions, reset_one, step_one, write_obs) -> int:
+    "`native_step` with the copies spread over threads (call it from an `@njit(parallel=True)` kernel); identical results."
+    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s, low, na = _step_views(mem)
+    if s < 0: return _NEEDS_RESET
+    n = state.shape[0]
+    for i in range(n):
+        if not _action_ok(actions, i, low, na): return _BAD + i
+    n_ended = 0
+    for i in numba.prange(n):
+        r, te = step_one(state, rng, params, i, actions)
+        write_obs(state, params, i, final_obs)
+        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
+            reset_one(state, rng, params, i)
+            n_ended += 1
+        write_obs(state, params, i, obs)
+    return _step_end(mem, s, n_ended > 0)
+
+@njit(inline="always")
+def native_reset(state, t, ret, rng, params, mask, obs, # The reset kernel's arguments, passed on
+                 reset_one, write_obs, # The env's per-copy functions, as for `native_step`
+                ):
+    "The reset kernel of a native env: reset the copies where `mask` (counters and returns too), write every observation."
+    for i in range(state.shape[0]):
+        if mask[i]:
+            reset_one(state, rng, params, i); t[i] = 0; ret[i] = 0.0
+        write_obs(state, params, i, obs)
+
+# %% ../../nbs/30_envs.core.ipynb #d21a0001
+def _check_native(env):
+    "Refuse a native env class that lacks what the kernels need, naming the attribute, its value and what was expected."
+    cls, name = type(env).__name__, env.spec.id
+    d = getattr(env, "state_dim", None)
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+        raise TypeError(f"{name}: {cls}.state_dim must be a positive int (the width of the float64 state), got {d!r}")
+    osp, asp = getattr(env, "single_observation_space", None), getattr(env, "single_action_space", None)
+    if not (isinstance(osp, spaces.Box) and osp.dtype == np.float32):
+        raise TypeError(f"{name}: {cls}.single_observation_space must be a float32 gymnasium.spaces.Box, got {osp!r}")
+    if not (isinstance(asp, spaces.Discrete) or (isinstance(asp, spaces.Box) and len(asp.shape) == 1)):
+        raise TypeError(f"{name}: {cls}.single_action_space must be a gymnasium.spaces.Discrete or a 1-D Box, got {asp!r}")
+    for k in ("step_kernel", "reset_kernel") + (("step_kernel_parallel",) if type(env).step_kernel_parallel is not None else ()):
+        v = getattr(type(env), k, None)
+        if not (callable(getattr(v, "compile", None)) and hasattr(v, "py_func")):
+            raise TypeError(f"{name}: {cls}.{k} must be an @njit kernel (see `native_step`/`native_reset`), got {v!r}")
+
+def _compiled(env, kernel, sig, what):
+    "`kernel` compiled for the argument types `sig`; an author's typing error is raised as a TypeError naming the kernel."
+    try: return kernel.compile(sig)
+    except Exception as e:
+        msg = "\n".join(str(e).splitlines()[:12])
+        raise TypeError(f"{env.name}: {type(env).__name__}.{what} ({kernel.__name__}) does not compile for arguments {sig}: check "
+                        f"its per-copy functions' signatures and return values (see `native_step`):\n{msg}") from e
 
 # %% ../../nbs/30_envs.core.ipynb #c021
 _F32, _F64, _I64, _B = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_)
@@ -241,20 +319,23 @@ def _locked(kernel):
 class NativeVecEnv(VecEnv):
     "Base class of Numba-native vector envs: one memory block, one compiled kernel call per `step`."
     state_dim: int = 0
-    step_kernel = None   # njit kernel (mem, actions) -> status, see above
-    reset_kernel = None  # njit kernel (state, t, ret, rng, params, mask, obs)
-    step_kernel_parallel = None   # optional prange twin of step_kernel (bit-identical), used when N >= parallel_min_envs
+    step_kernel = None   # njit kernel (mem, actions) -> status: `native_step` with the env's per-copy functions
+    reset_kernel = None  # njit kernel (state, t, ret, rng, params, mask, obs): `native_reset` with them
+    step_kernel_parallel = None   # optional `native_step_parallel` twin of step_kernel (bit-identical), used when N >= parallel_min_envs
     parallel_min_envs = 16384     # measured with `bench_envs.py --parallel-probe`, see loomnb.envs.classic
 
     def __init__(self, num_envs: int, seed: int | None, spec: EnvSpec, params: np.ndarray, max_episode_steps: int | None):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"{spec.id}: `num_envs` must be a positive int, got {num_envs!r}")
         self.num_envs, self.spec = int(num_envs), spec
+        _check_native(self)
         n, params = self.num_envs, np.ascontiguousarray(params, dtype=np.float64).ravel()
         self._obs_shape = self.single_observation_space.shape
         d, o, p = self.state_dim, int(np.prod(self._obs_shape)), len(params)
         self._mem = np.zeros(_layout(n, d, p)[-1], np.uint8)
-        self._mem[:_HDR * 8].view(np.int64)[:7] = [1, 1, 0, n, d, o, p]   # last slot 1 (first step writes 0), needs reset
+        sp = self.single_action_space   # the action range the kernel checks (n = 0: a Box, checked for NaN/inf)
+        low, na = (int(sp.start), int(sp.n)) if isinstance(sp, spaces.Discrete) else (0, 0)
+        self._mem[:_HDR * 8].view(np.int64)[:9] = [1, 1, 0, n, d, o, p, low, na]   # last slot 1 (first step writes 0), needs reset
         self._build_views()
         self._params[:p] = params
         self.max_episode_steps = max_episode_steps
@@ -267,6 +348,8 @@ class NativeVecEnv(VecEnv):
         self.copy = True   # fresh output arrays; False: two alternating output slots (see above)
         self._eps = {}
         self._ep = self._entry(self._adtype)
+        obs = np.empty((n, o), np.float32)   # compile the reset kernel now, so an author's typing error shows here
+        _compiled(self, type(self).reset_kernel, tuple(numba.typeof(x) for x in (self._state, self._t, self._ret, self._rng, self._params, self._all, obs)), "reset_kernel")
 
     def set_parallel(self, parallel: bool | None, # True/False forces the prange/serial kernel; None picks by `parallel_min_envs`
                     ):
@@ -335,8 +418,7 @@ class NativeVecEnv(VecEnv):
         if ep is None:
             sig = (numba.typeof(self._mem), numba.types.Array(numba.from_dtype(adtype), len(self._ashape), "A"))
             k = type(self).step_kernel_parallel if self.parallel else type(self).step_kernel
-            try: ep = k.compile(sig)
-            except Exception: ep = k   # fall back to the dispatcher
+            ep = _compiled(self, k, sig, "step_kernel_parallel" if self.parallel else "step_kernel")
             if self.parallel: ep = _locked(ep)
             self._eps[adtype] = ep
         return ep
@@ -355,7 +437,7 @@ class NativeVecEnv(VecEnv):
         "Reset all copies (copy `n` seeded with `seed + n` when `seed` is given); returns `(obs, info)` (fresh arrays)."
         if seed is not None: self._seed(seed)
         obs = np.empty((self.num_envs, *self._obs_shape), np.float32)
-        type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, self._all, obs)
+        type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, self._all, obs.reshape(self.num_envs, -1))
         self._h[1] = 0
         return obs, {}
 
@@ -364,7 +446,7 @@ class NativeVecEnv(VecEnv):
         mask = np.asarray(mask, np.bool_)
         if mask.shape != (self.num_envs,): raise ValueError(f"{self.name}: `mask` must be a bool array of shape ({self.num_envs},), got {mask.shape}")
         obs = np.empty((self.num_envs, *self._obs_shape), np.float32)
-        type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, mask, obs)
+        type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, mask, obs.reshape(self.num_envs, -1))
         return obs
 
     def step(self, actions):

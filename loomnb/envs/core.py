@@ -17,8 +17,8 @@ from gymnasium import spaces
 from ..ops._jit import array_ptr, addr_ptr
 
 # %% auto #0
-__all__ = ['VecEnv', 'EnvSpec', 'pcg64_rows', 'pcg64_next', 'pcg64_uniform', 'check_actions', 'native_step',
-           'native_step_parallel', 'native_reset', 'NativeVecEnv', 'check_env']
+__all__ = ['VecEnv', 'EnvSpec', 'pcg64_rows', 'pcg64_next', 'pcg64_uniform', 'space_str', 'check_actions', 'action_value_error',
+           'native_step', 'native_step_parallel', 'native_reset', 'NativeVecEnv', 'check_env']
 
 # %% ../../nbs/30_envs.core.ipynb #c005
 class VecEnv:
@@ -126,7 +126,8 @@ def pcg64_uniform(rng, i, low, high):
     return low + (high - low) * ((pcg64_next(rng, i) >> np.uint64(11)) * (1.0 / 9007199254740992.0))
 
 # %% ../../nbs/30_envs.core.ipynb #c016
-def _space_str(space) -> str:
+def space_str(space) -> str:
+    "Short description of a space for error messages: `Discrete(2)`, `Box(low=-1, high=1, shape=(1,), float32)`."
     if isinstance(space, spaces.Discrete): return f"Discrete({space.n})" + (f" starting at {space.start}" if space.start else "")
     if isinstance(space, spaces.Box): return f"Box(low={space.low.min():g}, high={space.high.max():g}, shape={space.shape}, {space.dtype})"
     return str(space)
@@ -141,25 +142,29 @@ def check_actions(env_name: str, # Env id, used in the error message
     if isinstance(space, spaces.Discrete):
         if a.shape != (num_envs,) or a.dtype.kind not in "iu":
             raise ValueError(f"{env_name}: `actions` must be an integer array of shape ({num_envs},) with values in "
-                             f"{_space_str(space)}; got {a.dtype} array of shape {a.shape}")
+                             f"{space_str(space)}; got {a.dtype} array of shape {a.shape}")
         return a if a.dtype == np.int64 else a.astype(np.int64)
     if isinstance(space, spaces.Box):
         if a.shape != (num_envs, *space.shape) or a.dtype.kind != "f":
             raise ValueError(f"{env_name}: `actions` must be a float array of shape {(num_envs, *space.shape)} for "
-                             f"{_space_str(space)}; got {a.dtype} array of shape {a.shape}")
+                             f"{space_str(space)}; got {a.dtype} array of shape {a.shape}")
         return a if a.dtype in (np.float32, np.float64) else a.astype(np.float32)
     return a
 
-def _bad_value(env_name, space, actions, i):
-    "The ValueError for an out-of-range (or NaN/inf) action of copy `i`, the first bad one."
+def action_value_error(env_name: str, # Env id, used in the message
+                       space, # The single action space
+                       actions, # The actions passed to `step`
+                       i: int, # The first copy whose action is bad
+                      ) -> ValueError:
+    "The ValueError for an out-of-range (or NaN/inf) action of copy `i` (to raise, naming the value and the space)."
     v = np.asarray(actions)[i]
     if isinstance(space, spaces.Discrete):
         want = f"an integer in [{space.start}, {space.start + space.n})"
     elif v.dtype.kind == "f" and not np.all(np.isfinite(v)):
         return ValueError(f"{env_name}: `actions`[{i}]={v.tolist()!r} (env {i}) is not finite: expected finite floats for "
-                          f"{_space_str(space)} (finite values outside the bounds are clipped)")
+                          f"{space_str(space)} (finite values outside the bounds are clipped)")
     else: want = "a value inside the space"
-    return ValueError(f"{env_name}: `actions`[{i}]={v.tolist()!r} (env {i}) is outside {_space_str(space)}: expected {want}")
+    return ValueError(f"{env_name}: `actions`[{i}]={v.tolist()!r} (env {i}) is outside {space_str(space)}: expected {want}")
 
 # %% ../../nbs/30_envs.core.ipynb #c019
 _HDR = 32      # int64 header words: [last slot, needs_reset, max_steps, N, state_dim, obs_dim, n_params, action low, action n
@@ -467,7 +472,7 @@ class NativeVecEnv(VecEnv):
     def _results(self, r, a):
         "Results of a step where an episode ended, or the error of a refused step."
         if r == _NEEDS_RESET: raise RuntimeError(f"{self.name}: call reset() before step()")
-        if r >= _BAD: raise _bad_value(self.name, self.single_action_space, a, r - _BAD)
+        if r >= _BAD: raise action_value_error(self.name, self.single_action_space, a, r - _BAD)
         s = r - 2; self._nxt = 1 - s; self._pend[s] = self._pend_end[s]
         return self._res[r]
 
@@ -501,10 +506,10 @@ def _obs_problems(where, space, obs, batch=None):
     if isinstance(space, spaces.Box):
         if o.dtype != space.dtype: out.append(f"{where}: observation dtype {o.dtype}, the space says {space.dtype}")
         if not np.all(np.isfinite(o)) and o.dtype.kind == "f": out.append(f"{where}: observation has NaN or inf")
-        elif np.any(o < space.low) or np.any(o > space.high): out.append(f"{where}: observation outside the space's bounds {_space_str(space)}")
+        elif np.any(o < space.low) or np.any(o > space.high): out.append(f"{where}: observation outside the space's bounds {space_str(space)}")
     elif isinstance(space, spaces.Discrete):
         if o.dtype.kind not in "iu" or np.any(o < space.start) or np.any(o >= space.start + space.n):
-            out.append(f"{where}: observation {o.tolist()} is not in {_space_str(space)}")
+            out.append(f"{where}: observation {o.tolist()} is not in {space_str(space)}")
     return out
 
 def _sample_actions(space, n, rng):

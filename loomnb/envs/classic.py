@@ -303,7 +303,7 @@ def _mcc_reset_one(state, rng, params, i):
 @njit(cache=True, inline="always")
 def _r32(x): return np.float64(np.float32(x))
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _mcc_step_one(state, rng, params, i, actions):
     "One step of copy `i` with gymnasium's float32/float64 promotions; returns (reward, terminated)."
     a_raw = np.float64(actions[i, 0]); a32 = actions.itemsize == 4

@@ -210,19 +210,28 @@ def _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep
     return d
 
 # %% ../../nbs/30_envs.core.ipynb #d19a0002
-def _action_ok(actions, i, low, n):
-    "Whether copy `i`'s action is valid: an integer in [low, low + n) (Discrete: `[N]` actions) or finite (Box: `[N, k]`)."
+def _first_bad_action(actions, low, n):
+    "Index of the first invalid action, -1 if none: an integer outside [low, low + n) (Discrete: `[N]` actions) or a NaN/inf (Box: `[N, k]`)."
     raise NotImplementedError("compiled only")
 
-@overload(_action_ok, inline="always")
-def _action_ok_impl(actions, i, low, n):
+@overload(_first_bad_action, inline="always")
+def _first_bad_action_impl(actions, low, n):
     if actions.ndim == 1:
-        def discrete(actions, i, low, n): return actions[i] >= low and actions[i] < low + n
+        def discrete(actions, low, n):
+            high = low + n
+            for i in range(actions.shape[0]):
+                if actions[i] < low or actions[i] >= high: return i
+            return -1
         return discrete
-    def finite(actions, i, low, n):
-        for k in range(actions.shape[1]):
-            if not math.isfinite(actions[i, k]): return False
-        return True
+    def finite(actions, low, n):
+        m = actions.shape[1]
+        for i in range(actions.shape[0]):
+            if m == 1:
+                if not math.isfinite(actions[i, 0]): return i
+            else:
+                for k in range(m):
+                    if not math.isfinite(actions[i, k]): return i
+        return -1
     return finite
 
 @njit(inline="always")
@@ -235,9 +244,9 @@ def native_step(mem, # The env's memory block (the first argument of its step ke
     "The vector step of a native env: check every action, then per copy the dynamics, `final_obs`, time limit, episode statistics, same-step autoreset and `obs`."
     state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s, low, na = _step_views(mem)
     if s < 0: return _NEEDS_RESET
+    bad = _first_bad_action(actions, low, na)
+    if bad >= 0: return _BAD + bad
     n = state.shape[0]
-    for i in range(n):
-        if not _action_ok(actions, i, low, na): return _BAD + i
     ended = False
     for i in range(n):
         r, te = step_one(state, rng, params, i, actions)
@@ -253,9 +262,9 @@ def native_step_parallel(mem, actions, reset_one, step_one, write_obs) -> int:
     "`native_step` with the copies spread over threads (call it from an `@njit(parallel=True)` kernel); identical results."
     state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s, low, na = _step_views(mem)
     if s < 0: return _NEEDS_RESET
+    bad = _first_bad_action(actions, low, na)
+    if bad >= 0: return _BAD + bad
     n = state.shape[0]
-    for i in range(n):
-        if not _action_ok(actions, i, low, na): return _BAD + i
     n_ended = 0
     for i in numba.prange(n):
         r, te = step_one(state, rng, params, i, actions)

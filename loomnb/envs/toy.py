@@ -65,10 +65,10 @@ class IdentityVecEnv(NativeVecEnv):
         super().__init__(num_envs, seed, spec, np.array([float(n)]), max_episode_steps)
 
 # %% ../../nbs/31a_envs.toy.ipynb #c010
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _target_reset_one(state, rng, params, i): state[i, 0] = pcg64_uniform(rng, i, -1.0, 1.0)
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _target_step_one(state, rng, params, i, actions):
     "Reward -|clip(a) - x|, then a new target x; never terminates."
     a = min(max(float(actions[i, 0]), -1.0), 1.0)

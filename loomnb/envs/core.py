@@ -234,6 +234,7 @@ def _first_bad_action_impl(actions, low, n):
         return -1
     return finite
 
+# %% ../../nbs/30_envs.core.ipynb #d19a0003
 @njit(inline="always")
 def native_step(mem, # The env's memory block (the first argument of its step kernel)
                 actions, # `[N]` int64 (Discrete) or `[N, k]` float (Box) actions, any layout

@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numba import njit, prange
 from gymnasium import spaces
-from .core import NativeVecEnv, EnvSpec, pcg64_uniform, _episode_bookkeeping, _step_views, _step_end, _NEEDS_RESET, _BAD
+from .core import NativeVecEnv, EnvSpec, pcg64_uniform, native_step, native_step_parallel, native_reset
 
 # %% auto #0
 __all__ = ['compare_with_gymnasium', 'cartpole_step_kernel', 'cartpole_step_kernel_parallel', 'cartpole_reset_kernel',
@@ -52,12 +52,13 @@ def compare_with_gymnasium(env_id: str, # Native id, also used for gymnasium.mak
 _CP_THETA = 12 * 2 * math.pi / 360
 
 @njit(cache=True)
-def _cartpole_reset_one(state, rng, i, params):
+def _cartpole_reset_one(state, rng, params, i):
     for k in range(4): state[i, k] = pcg64_uniform(rng, i, -0.05, 0.05)
 
 @njit(cache=True)
-def _cartpole_dynamics(state, i, action, params):
+def _cartpole_step_one(state, rng, params, i, actions):
     "One Euler step of copy `i`; returns (reward, terminated)."
+    action = actions[i]
     x = state[i, 0]; x_dot = state[i, 1]; theta = state[i, 2]; theta_dot = state[i, 3]
     gravity, masspole, total_mass, length, tau = 9.8, 0.1, 1.1, 0.5, 0.02
     polemass_length = masspole * length
@@ -74,53 +75,24 @@ def _cartpole_dynamics(state, i, action, params):
     return 1.0, te
 
 @njit(cache=True, inline="always")
-def _copy_obs(state, i, out, d):
-    for k in range(d): out[i, k] = state[i, k]
+def _cartpole_obs(state, params, i, out):
+    for k in range(4): out[i, k] = state[i, k]
 
 # %% ../../nbs/31_envs.classic.ipynb #c008
 @njit(cache=True)
 def cartpole_step_kernel(mem, actions):
     "Step N CartPoles with same-step autoreset; returns the status code of `loomnb.envs.core`."
-    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
-    if s < 0: return _NEEDS_RESET
-    ended = False
-    n = state.shape[0]
-    for i in range(n):
-        if actions[i] < 0 or actions[i] > 1: return _BAD + i
-    for i in range(n):
-        r, te = _cartpole_dynamics(state, i, actions[i], params)
-        _copy_obs(state, i, final_obs, 4)
-        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
-            _cartpole_reset_one(state, rng, i, params)
-            ended = True
-        _copy_obs(state, i, obs, 4)
-    return _step_end(mem, s, ended)
+    return native_step(mem, actions, _cartpole_reset_one, _cartpole_step_one, _cartpole_obs)
 
 @njit(cache=True, parallel=True)
 def cartpole_step_kernel_parallel(mem, actions):
     "`cartpole_step_kernel` with the copies spread over threads (`prange`); identical results."
-    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
-    if s < 0: return _NEEDS_RESET
-    n = state.shape[0]
-    for i in range(n):
-        if actions[i] < 0 or actions[i] > 1: return _BAD + i
-    n_ended = 0
-    for i in prange(n):
-        r, te = _cartpole_dynamics(state, i, actions[i], params)
-        _copy_obs(state, i, final_obs, 4)
-        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
-            _cartpole_reset_one(state, rng, i, params)
-            n_ended += 1
-        _copy_obs(state, i, obs, 4)
-    return _step_end(mem, s, n_ended > 0)
+    return native_step_parallel(mem, actions, _cartpole_reset_one, _cartpole_step_one, _cartpole_obs)
 
 @njit(cache=True)
 def cartpole_reset_kernel(state, t, ret, rng, params, mask, obs):
     "Reset the CartPoles where `mask`; write all observations."
-    for i in range(state.shape[0]):
-        if mask[i]:
-            _cartpole_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
-        _copy_obs(state, i, obs, 4)
+    native_reset(state, t, ret, rng, params, mask, obs, _cartpole_reset_one, _cartpole_obs)
 
 # %% ../../nbs/31_envs.classic.ipynb #c009
 class CartPoleVecEnv(NativeVecEnv):
@@ -165,12 +137,13 @@ def _wrap(x, m, M):
 
 # %% ../../nbs/31_envs.classic.ipynb #c029
 @njit(cache=True)
-def _acrobot_reset_one(state, rng, i, params):
+def _acrobot_reset_one(state, rng, params, i):
     for k in range(4): state[i, k] = np.float32(pcg64_uniform(rng, i, -0.1, 0.1))
 
 @njit(cache=True)
-def _acrobot_dynamics(state, i, action, params):
+def _acrobot_step_one(state, rng, params, i, actions):
     "One RK4 step of copy `i`; returns (reward, terminated)."
+    action = actions[i]
     a = -1.0 if action == 0 else (0.0 if action == 1 else 1.0)
     y = np.empty(4); k1 = np.empty(4); k2 = np.empty(4); k3 = np.empty(4); k4 = np.empty(4)
     for k in range(4): y[k] = state[i, k]
@@ -186,7 +159,7 @@ def _acrobot_dynamics(state, i, action, params):
     return (0.0 if te else -1.0), te
 
 @njit(cache=True, inline="always")
-def _acrobot_obs(state, i, out):
+def _acrobot_obs(state, params, i, out):
     out[i, 0] = math.cos(state[i, 0]); out[i, 1] = math.sin(state[i, 0])
     out[i, 2] = math.cos(state[i, 1]); out[i, 3] = math.sin(state[i, 1])
     out[i, 4] = state[i, 2]; out[i, 5] = state[i, 3]
@@ -195,27 +168,12 @@ def _acrobot_obs(state, i, out):
 @njit(cache=True)
 def acrobot_step_kernel(mem, actions):
     "Step N Acrobots with same-step autoreset; returns the status code of `loomnb.envs.core`."
-    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
-    if s < 0: return _NEEDS_RESET
-    ended = False
-    for i in range(state.shape[0]):
-        if actions[i] < 0 or actions[i] > 2: return _BAD + i
-    for i in range(state.shape[0]):
-        r, te = _acrobot_dynamics(state, i, actions[i], params)
-        _acrobot_obs(state, i, final_obs)
-        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
-            _acrobot_reset_one(state, rng, i, params)
-            ended = True
-        _acrobot_obs(state, i, obs)
-    return _step_end(mem, s, ended)
+    return native_step(mem, actions, _acrobot_reset_one, _acrobot_step_one, _acrobot_obs)
 
 @njit(cache=True)
 def acrobot_reset_kernel(state, t, ret, rng, params, mask, obs):
     "Reset the Acrobots where `mask`."
-    for i in range(state.shape[0]):
-        if mask[i]:
-            _acrobot_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
-        _acrobot_obs(state, i, obs)
+    native_reset(state, t, ret, rng, params, mask, obs, _acrobot_reset_one, _acrobot_obs)
 
 # %% ../../nbs/31_envs.classic.ipynb #c031
 class AcrobotVecEnv(NativeVecEnv):
@@ -236,12 +194,13 @@ class AcrobotVecEnv(NativeVecEnv):
 
 # %% ../../nbs/31_envs.classic.ipynb #c035
 @njit(cache=True)
-def _mc_reset_one(state, rng, i, params):
+def _mc_reset_one(state, rng, params, i):
     state[i, 0] = pcg64_uniform(rng, i, -0.6, -0.4); state[i, 1] = 0.0
 
 @njit(cache=True)
-def _mc_dynamics(state, i, action, params):
+def _mc_step_one(state, rng, params, i, actions):
     "One step of copy `i`; returns (reward, terminated)."
+    action = actions[i]
     position = state[i, 0]; velocity = state[i, 1]
     velocity += (action - 1) * 0.001 + math.cos(3 * position) * -0.0025
     velocity = min(max(velocity, -0.07), 0.07)
@@ -251,30 +210,18 @@ def _mc_dynamics(state, i, action, params):
     state[i, 0] = position; state[i, 1] = velocity
     return -1.0, position >= 0.5 and velocity >= params[0]
 
+@njit(cache=True, inline="always")
+def _mc_obs(state, params, i, out): out[i, 0] = state[i, 0]; out[i, 1] = state[i, 1]
+
 @njit(cache=True)
 def mountaincar_step_kernel(mem, actions):
     "Step N MountainCars with same-step autoreset; returns the status code of `loomnb.envs.core`."
-    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
-    if s < 0: return _NEEDS_RESET
-    ended = False
-    for i in range(state.shape[0]):
-        if actions[i] < 0 or actions[i] > 2: return _BAD + i
-    for i in range(state.shape[0]):
-        r, te = _mc_dynamics(state, i, actions[i], params)
-        _copy_obs(state, i, final_obs, 2)
-        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
-            _mc_reset_one(state, rng, i, params)
-            ended = True
-        _copy_obs(state, i, obs, 2)
-    return _step_end(mem, s, ended)
+    return native_step(mem, actions, _mc_reset_one, _mc_step_one, _mc_obs)
 
 @njit(cache=True)
 def mountaincar_reset_kernel(state, t, ret, rng, params, mask, obs):
     "Reset the MountainCars where `mask`."
-    for i in range(state.shape[0]):
-        if mask[i]:
-            _mc_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
-        _copy_obs(state, i, obs, 2)
+    native_reset(state, t, ret, rng, params, mask, obs, _mc_reset_one, _mc_obs)
 
 # %% ../../nbs/31_envs.classic.ipynb #c036
 class MountainCarVecEnv(NativeVecEnv):
@@ -295,12 +242,13 @@ class MountainCarVecEnv(NativeVecEnv):
 
 # %% ../../nbs/31_envs.classic.ipynb #c039
 @njit(cache=True)
-def _pend_reset_one(state, rng, i, params):
+def _pend_reset_one(state, rng, params, i):
     state[i, 0] = pcg64_uniform(rng, i, -math.pi, math.pi); state[i, 1] = pcg64_uniform(rng, i, -1.0, 1.0)
 
 @njit(cache=True)
-def _pend_dynamics(state, i, u_raw, f32, params):
-    "One step of copy `i` under torque `u_raw` (`f32`: the action is float32); returns (reward, terminated)."
+def _pend_step_one(state, rng, params, i, actions):
+    "One step of copy `i` under torque `actions[i, 0]` (float32 actions round as gymnasium's do); returns (reward, terminated)."
+    u_raw = np.float64(actions[i, 0]); f32 = actions.itemsize == 4
     th = state[i, 0]; thdot = state[i, 1]; g = params[0]; two = params[1]; dt = 0.05
     u = min(max(u_raw, -2.0), 2.0)
     if f32:
@@ -316,35 +264,19 @@ def _pend_dynamics(state, i, u_raw, f32, params):
     return -costs, False
 
 @njit(cache=True, inline="always")
-def _pend_obs(state, i, out):
+def _pend_obs(state, params, i, out):
     out[i, 0] = math.cos(state[i, 0]); out[i, 1] = math.sin(state[i, 0]); out[i, 2] = state[i, 1]
 
 # %% ../../nbs/31_envs.classic.ipynb #c040
 @njit(cache=True)
 def pendulum_step_kernel(mem, actions):
     "Step N Pendulums with same-step autoreset; returns the status code of `loomnb.envs.core` (NaN and inf actions are invalid)."
-    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
-    if s < 0: return _NEEDS_RESET
-    ended = False
-    for i in range(state.shape[0]):
-        if not math.isfinite(actions[i, 0]): return _BAD + i   # NaN or inf
-    f32 = actions.itemsize == 4
-    for i in range(state.shape[0]):
-        r, te = _pend_dynamics(state, i, np.float64(actions[i, 0]), f32, params)
-        _pend_obs(state, i, final_obs)
-        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
-            _pend_reset_one(state, rng, i, params)
-            ended = True
-        _pend_obs(state, i, obs)
-    return _step_end(mem, s, ended)
+    return native_step(mem, actions, _pend_reset_one, _pend_step_one, _pend_obs)
 
 @njit(cache=True)
 def pendulum_reset_kernel(state, t, ret, rng, params, mask, obs):
     "Reset the Pendulums where `mask`."
-    for i in range(state.shape[0]):
-        if mask[i]:
-            _pend_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
-        _pend_obs(state, i, obs)
+    native_reset(state, t, ret, rng, params, mask, obs, _pend_reset_one, _pend_obs)
 
 # %% ../../nbs/31_envs.classic.ipynb #c041
 class PendulumVecEnv(NativeVecEnv):
@@ -365,15 +297,16 @@ class PendulumVecEnv(NativeVecEnv):
 
 # %% ../../nbs/31_envs.classic.ipynb #c045
 @njit(cache=True)
-def _mcc_reset_one(state, rng, i, params):
+def _mcc_reset_one(state, rng, params, i):
     state[i, 0] = pcg64_uniform(rng, i, -0.6, -0.4); state[i, 1] = 0.0; state[i, 2] = 0.0  # 0: float64 reset state
 
 @njit(cache=True, inline="always")
 def _r32(x): return np.float64(np.float32(x))
 
-@njit(cache=True)
-def _mcc_dynamics(state, i, a_raw, a32, params):
+@njit(cache=True, inline="always")
+def _mcc_step_one(state, rng, params, i, actions):
     "One step of copy `i` with gymnasium's float32/float64 promotions; returns (reward, terminated)."
+    a_raw = np.float64(actions[i, 0]); a32 = actions.itemsize == 4
     p = state[i, 0]; v = state[i, 1]; s32 = state[i, 2] != 0.0   # s32: state stored as float32 (weak/strong kinds below)
     clipped = a_raw < -1.0 or a_raw > 1.0
     force = min(max(a_raw, -1.0), 1.0)
@@ -401,28 +334,12 @@ def _mcc_dynamics(state, i, a_raw, a32, params):
 @njit(cache=True)
 def mountaincarcont_step_kernel(mem, actions):
     "Step N continuous MountainCars with same-step autoreset; returns the status code of `loomnb.envs.core` (NaN and inf actions are invalid)."
-    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
-    if s < 0: return _NEEDS_RESET
-    ended = False
-    for i in range(state.shape[0]):
-        if not math.isfinite(actions[i, 0]): return _BAD + i   # NaN or inf
-    a32 = actions.itemsize == 4
-    for i in range(state.shape[0]):
-        r, te = _mcc_dynamics(state, i, np.float64(actions[i, 0]), a32, params)
-        _copy_obs(state, i, final_obs, 2)
-        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
-            _mcc_reset_one(state, rng, i, params)
-            ended = True
-        _copy_obs(state, i, obs, 2)
-    return _step_end(mem, s, ended)
+    return native_step(mem, actions, _mcc_reset_one, _mcc_step_one, _mc_obs)
 
 @njit(cache=True)
 def mountaincarcont_reset_kernel(state, t, ret, rng, params, mask, obs):
     "Reset the continuous MountainCars where `mask`."
-    for i in range(state.shape[0]):
-        if mask[i]:
-            _mcc_reset_one(state, rng, i, params); t[i] = 0; ret[i] = 0.0
-        _copy_obs(state, i, obs, 2)
+    native_reset(state, t, ret, rng, params, mask, obs, _mcc_reset_one, _mc_obs)
 
 # %% ../../nbs/31_envs.classic.ipynb #c047
 class MountainCarContinuousVecEnv(NativeVecEnv):

@@ -11,12 +11,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import numba
 from numba import njit, carray
-from numba.extending import intrinsic
+from numba.extending import overload
 import gymnasium
 from gymnasium import spaces
+from ..ops._jit import array_ptr, addr_ptr
 
 # %% auto #0
-__all__ = ['VecEnv', 'EnvSpec', 'pcg64_rows', 'pcg64_next', 'pcg64_uniform', 'check_actions', 'NativeVecEnv', 'check_env']
+__all__ = ['VecEnv', 'EnvSpec', 'pcg64_rows', 'pcg64_next', 'pcg64_uniform', 'space_str', 'check_actions', 'action_value_error',
+           'native_step', 'native_step_parallel', 'native_reset', 'NativeVecEnv', 'check_env']
 
 # %% ../../nbs/30_envs.core.ipynb #c005
 class VecEnv:
@@ -124,7 +126,8 @@ def pcg64_uniform(rng, i, low, high):
     return low + (high - low) * ((pcg64_next(rng, i) >> np.uint64(11)) * (1.0 / 9007199254740992.0))
 
 # %% ../../nbs/30_envs.core.ipynb #c016
-def _space_str(space) -> str:
+def space_str(space) -> str:
+    "Short description of a space for error messages: `Discrete(2)`, `Box(low=-1, high=1, shape=(1,), float32)`."
     if isinstance(space, spaces.Discrete): return f"Discrete({space.n})" + (f" starting at {space.start}" if space.start else "")
     if isinstance(space, spaces.Box): return f"Box(low={space.low.min():g}, high={space.high.max():g}, shape={space.shape}, {space.dtype})"
     return str(space)
@@ -139,28 +142,33 @@ def check_actions(env_name: str, # Env id, used in the error message
     if isinstance(space, spaces.Discrete):
         if a.shape != (num_envs,) or a.dtype.kind not in "iu":
             raise ValueError(f"{env_name}: `actions` must be an integer array of shape ({num_envs},) with values in "
-                             f"{_space_str(space)}; got {a.dtype} array of shape {a.shape}")
+                             f"{space_str(space)}; got {a.dtype} array of shape {a.shape}")
         return a if a.dtype == np.int64 else a.astype(np.int64)
     if isinstance(space, spaces.Box):
         if a.shape != (num_envs, *space.shape) or a.dtype.kind != "f":
             raise ValueError(f"{env_name}: `actions` must be a float array of shape {(num_envs, *space.shape)} for "
-                             f"{_space_str(space)}; got {a.dtype} array of shape {a.shape}")
+                             f"{space_str(space)}; got {a.dtype} array of shape {a.shape}")
         return a if a.dtype in (np.float32, np.float64) else a.astype(np.float32)
     return a
 
-def _bad_value(env_name, space, actions, i):
-    "The ValueError for an out-of-range (or NaN/inf) action of copy `i`, the first bad one."
+def action_value_error(env_name: str, # Env id, used in the message
+                       space, # The single action space
+                       actions, # The actions passed to `step`
+                       i: int, # The first copy whose action is bad
+                      ) -> ValueError:
+    "The ValueError for an out-of-range (or NaN/inf) action of copy `i` (to raise, naming the value and the space)."
     v = np.asarray(actions)[i]
     if isinstance(space, spaces.Discrete):
         want = f"an integer in [{space.start}, {space.start + space.n})"
     elif v.dtype.kind == "f" and not np.all(np.isfinite(v)):
         return ValueError(f"{env_name}: `actions`[{i}]={v.tolist()!r} (env {i}) is not finite: expected finite floats for "
-                          f"{_space_str(space)} (finite values outside the bounds are clipped)")
+                          f"{space_str(space)} (finite values outside the bounds are clipped)")
     else: want = "a value inside the space"
-    return ValueError(f"{env_name}: `actions`[{i}]={v.tolist()!r} (env {i}) is outside {_space_str(space)}: expected {want}")
+    return ValueError(f"{env_name}: `actions`[{i}]={v.tolist()!r} (env {i}) is outside {space_str(space)}: expected {want}")
 
 # %% ../../nbs/30_envs.core.ipynb #c019
-_HDR = 32      # int64 header words: [last slot, needs_reset, max_steps, N, state_dim, obs_dim, n_params, ...,
+_HDR = 32      # int64 header words: [last slot, needs_reset, max_steps, N, state_dim, obs_dim, n_params, action low, action n
+               #  (0: a Box action, checked for NaN/inf), ...,
                #  16 + 8 s + k: address of output array k of slot s (obs, rew, term, trunc, done, final_obs, ep_ret, ep_len)]
 _NEEDS_RESET, _BAD = 4, 5   # status codes (0-3: slot + 2 * any_episode_ended)
 
@@ -170,40 +178,23 @@ def _layout(n, d, p):
     st = _HDR * 8; t = st + n * d * 8; ret = t + n * 8; rng = ret + n * 8; par = rng + n * 32
     return st, t, ret, rng, par, par + max(p, 1) * 8
 
-@intrinsic
-def _ptr(typingctx, mem, offset, dt):
-    "Typed pointer to byte `offset` of the array `mem` (for `numba.carray` views that cost no checks or refcounts)."
-    ty = dt.dtype if isinstance(dt, numba.types.DType) else dt.instance_type
-    def codegen(context, builder, sig, args):
-        p = builder.gep(context.make_array(sig.args[0])(context, builder, args[0]).data, [args[1]])
-        return builder.bitcast(p, context.get_value_type(sig.return_type))
-    return numba.types.CPointer(ty)(mem, offset, dt), codegen
-
-@intrinsic
-def _aptr(typingctx, addr, dt):
-    "Typed pointer from an int64 address (of an output array the env keeps alive)."
-    ty = dt.dtype if isinstance(dt, numba.types.DType) else dt.instance_type
-    def codegen(context, builder, sig, args):
-        return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
-    return numba.types.CPointer(ty)(addr, dt), codegen
-
 @njit(cache=True, inline="always")
 def _step_views(mem):
-    "Typed views for the next step: (state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, slot); slot -1 means reset() is needed."
-    h = carray(_ptr(mem, 0, np.int64), _HDR); n = h[3]; d = h[4]; o = h[5]
+    "Typed views for the next step: (state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, slot, action low, action n); slot -1 means reset() is needed."
+    h = carray(array_ptr(mem, 0, np.int64), _HDR); n = h[3]; d = h[4]; o = h[5]
     st, t, ret, rng, par, end = _layout(n, d, h[6])
     s = 1 - h[0]; a = 16 + 8 * s
-    return (carray(_ptr(mem, st, np.float64), (n, d)), carray(_ptr(mem, t, np.int64), n), carray(_ptr(mem, ret, np.float64), n),
-            carray(_ptr(mem, rng, np.uint64), (n, 4)), carray(_ptr(mem, par, np.float64), max(h[6], 1)), h[2],
-            carray(_aptr(h[a], np.float32), (n, o)), carray(_aptr(h[a + 1], np.float32), n),
-            carray(_aptr(h[a + 2], np.bool_), n), carray(_aptr(h[a + 3], np.bool_), n), carray(_aptr(h[a + 4], np.bool_), n),
-            carray(_aptr(h[a + 5], np.float32), (n, o)), carray(_aptr(h[a + 6], np.float64), n), carray(_aptr(h[a + 7], np.int64), n),
-            -1 if h[1] != 0 else s)
+    return (carray(array_ptr(mem, st, np.float64), (n, d)), carray(array_ptr(mem, t, np.int64), n), carray(array_ptr(mem, ret, np.float64), n),
+            carray(array_ptr(mem, rng, np.uint64), (n, 4)), carray(array_ptr(mem, par, np.float64), max(h[6], 1)), h[2],
+            carray(addr_ptr(h[a], np.float32), (n, o)), carray(addr_ptr(h[a + 1], np.float32), n),
+            carray(addr_ptr(h[a + 2], np.bool_), n), carray(addr_ptr(h[a + 3], np.bool_), n), carray(addr_ptr(h[a + 4], np.bool_), n),
+            carray(addr_ptr(h[a + 5], np.float32), (n, o)), carray(addr_ptr(h[a + 6], np.float64), n), carray(addr_ptr(h[a + 7], np.int64), n),
+            -1 if h[1] != 0 else s, h[7], h[8])
 
 @njit(cache=True, inline="always")
 def _step_end(mem, s, ended):
     "Mark slot `s` as the last written one and return its status code."
-    carray(_ptr(mem, 0, np.int64), _HDR)[0] = s
+    carray(array_ptr(mem, 0, np.int64), _HDR)[0] = s
     return s + (2 if ended else 0)
 
 @njit(cache=True, inline="always")
@@ -217,6 +208,108 @@ def _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep
     if d:
         t[i] = 0; ret[i] = 0.0
     return d
+
+# %% ../../nbs/30_envs.core.ipynb #d19a0002
+def _first_bad_action(actions, low, n):
+    "Index of the first invalid action, -1 if none: an integer outside [low, low + n) (Discrete: `[N]` actions) or a NaN/inf (Box: `[N, k]`)."
+    raise NotImplementedError("compiled only")
+
+@overload(_first_bad_action, inline="always")
+def _first_bad_action_impl(actions, low, n):
+    if actions.ndim == 1:
+        def discrete(actions, low, n):
+            high = low + n
+            for i in range(actions.shape[0]):
+                if actions[i] < low or actions[i] >= high: return i
+            return -1
+        return discrete
+    def finite(actions, low, n):
+        m = actions.shape[1]
+        for i in range(actions.shape[0]):
+            if m == 1:
+                if not math.isfinite(actions[i, 0]): return i
+            else:
+                for k in range(m):
+                    if not math.isfinite(actions[i, k]): return i
+        return -1
+    return finite
+
+# %% ../../nbs/30_envs.core.ipynb #d19a0003
+@njit(inline="always")
+def native_step(mem, # The env's memory block (the first argument of its step kernel)
+                actions, # `[N]` int64 (Discrete) or `[N, k]` float (Box) actions, any layout
+                reset_one, # njit `(state, rng, params, i)`: draw a fresh initial state for copy `i` from `rng` row `i`
+                step_one, # njit `(state, rng, params, i, actions) -> (reward, terminated)`: advance copy `i` one step
+                write_obs, # njit `(state, params, i, out)`: write copy `i`'s observation into `out[i, :]` (flat)
+               ) -> int: # Status code for `NativeVecEnv.step`
+    "The vector step of a native env: check every action, then per copy the dynamics, `final_obs`, time limit, episode statistics, same-step autoreset and `obs`."
+    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s, low, na = _step_views(mem)
+    if s < 0: return _NEEDS_RESET
+    bad = _first_bad_action(actions, low, na)
+    if bad >= 0: return _BAD + bad
+    n = state.shape[0]
+    ended = False
+    for i in range(n):
+        r, te = step_one(state, rng, params, i, actions)
+        write_obs(state, params, i, final_obs)
+        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
+            reset_one(state, rng, params, i)
+            ended = True
+        write_obs(state, params, i, obs)
+    return _step_end(mem, s, ended)
+
+@njit(inline="always")
+def native_step_parallel(mem, actions, reset_one, step_one, write_obs) -> int:
+    "`native_step` with the copies spread over threads (call it from an `@njit(parallel=True)` kernel); identical results."
+    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s, low, na = _step_views(mem)
+    if s < 0: return _NEEDS_RESET
+    bad = _first_bad_action(actions, low, na)
+    if bad >= 0: return _BAD + bad
+    n = state.shape[0]
+    n_ended = 0
+    for i in numba.prange(n):
+        r, te = step_one(state, rng, params, i, actions)
+        write_obs(state, params, i, final_obs)
+        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
+            reset_one(state, rng, params, i)
+            n_ended += 1
+        write_obs(state, params, i, obs)
+    return _step_end(mem, s, n_ended > 0)
+
+@njit(inline="always")
+def native_reset(state, t, ret, rng, params, mask, obs, # The reset kernel's arguments, passed on
+                 reset_one, write_obs, # The env's per-copy functions, as for `native_step`
+                ):
+    "The reset kernel of a native env: reset the copies where `mask` (counters and returns too), write every observation."
+    for i in range(state.shape[0]):
+        if mask[i]:
+            reset_one(state, rng, params, i); t[i] = 0; ret[i] = 0.0
+        write_obs(state, params, i, obs)
+
+# %% ../../nbs/30_envs.core.ipynb #d21a0001
+def _check_native(env):
+    "Refuse a native env class that lacks what the kernels need, naming the attribute, its value and what was expected."
+    cls, name = type(env).__name__, env.spec.id
+    d = getattr(env, "state_dim", None)
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+        raise TypeError(f"{name}: {cls}.state_dim must be a positive int (the width of the float64 state), got {d!r}")
+    osp, asp = getattr(env, "single_observation_space", None), getattr(env, "single_action_space", None)
+    if not (isinstance(osp, spaces.Box) and osp.dtype == np.float32):
+        raise TypeError(f"{name}: {cls}.single_observation_space must be a float32 gymnasium.spaces.Box, got {osp!r}")
+    if not (isinstance(asp, spaces.Discrete) or (isinstance(asp, spaces.Box) and len(asp.shape) == 1)):
+        raise TypeError(f"{name}: {cls}.single_action_space must be a gymnasium.spaces.Discrete or a 1-D Box, got {asp!r}")
+    for k in ("step_kernel", "reset_kernel") + (("step_kernel_parallel",) if type(env).step_kernel_parallel is not None else ()):
+        v = getattr(type(env), k, None)
+        if not (callable(getattr(v, "compile", None)) and hasattr(v, "py_func")):
+            raise TypeError(f"{name}: {cls}.{k} must be an @njit kernel (see `native_step`/`native_reset`), got {v!r}")
+
+def _compiled(env, kernel, sig, what):
+    "`kernel` compiled for the argument types `sig`; an author's typing error is raised as a TypeError naming the kernel."
+    try: return kernel.compile(sig)
+    except Exception as e:
+        msg = "\n".join(str(e).splitlines()[:12])
+        raise TypeError(f"{env.name}: {type(env).__name__}.{what} ({kernel.__name__}) does not compile for arguments {sig}: check "
+                        f"its per-copy functions' signatures and return values (see `native_step`):\n{msg}") from e
 
 # %% ../../nbs/30_envs.core.ipynb #c021
 _F32, _F64, _I64, _B = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_)
@@ -241,20 +334,23 @@ def _locked(kernel):
 class NativeVecEnv(VecEnv):
     "Base class of Numba-native vector envs: one memory block, one compiled kernel call per `step`."
     state_dim: int = 0
-    step_kernel = None   # njit kernel (mem, actions) -> status, see above
-    reset_kernel = None  # njit kernel (state, t, ret, rng, params, mask, obs)
-    step_kernel_parallel = None   # optional prange twin of step_kernel (bit-identical), used when N >= parallel_min_envs
+    step_kernel = None   # njit kernel (mem, actions) -> status: `native_step` with the env's per-copy functions
+    reset_kernel = None  # njit kernel (state, t, ret, rng, params, mask, obs): `native_reset` with them
+    step_kernel_parallel = None   # optional `native_step_parallel` twin of step_kernel (bit-identical), used when N >= parallel_min_envs
     parallel_min_envs = 16384     # measured with `bench_envs.py --parallel-probe`, see loomnb.envs.classic
 
     def __init__(self, num_envs: int, seed: int | None, spec: EnvSpec, params: np.ndarray, max_episode_steps: int | None):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"{spec.id}: `num_envs` must be a positive int, got {num_envs!r}")
         self.num_envs, self.spec = int(num_envs), spec
+        _check_native(self)
         n, params = self.num_envs, np.ascontiguousarray(params, dtype=np.float64).ravel()
         self._obs_shape = self.single_observation_space.shape
         d, o, p = self.state_dim, int(np.prod(self._obs_shape)), len(params)
         self._mem = np.zeros(_layout(n, d, p)[-1], np.uint8)
-        self._mem[:_HDR * 8].view(np.int64)[:7] = [1, 1, 0, n, d, o, p]   # last slot 1 (first step writes 0), needs reset
+        sp = self.single_action_space   # the action range the kernel checks (n = 0: a Box, checked for NaN/inf)
+        low, na = (int(sp.start), int(sp.n)) if isinstance(sp, spaces.Discrete) else (0, 0)
+        self._mem[:_HDR * 8].view(np.int64)[:9] = [1, 1, 0, n, d, o, p, low, na]   # last slot 1 (first step writes 0), needs reset
         self._build_views()
         self._params[:p] = params
         self.max_episode_steps = max_episode_steps
@@ -267,6 +363,8 @@ class NativeVecEnv(VecEnv):
         self.copy = True   # fresh output arrays; False: two alternating output slots (see above)
         self._eps = {}
         self._ep = self._entry(self._adtype)
+        obs = np.empty((n, o), np.float32)   # compile the reset kernel now, so an author's typing error shows here
+        _compiled(self, type(self).reset_kernel, tuple(numba.typeof(x) for x in (self._state, self._t, self._ret, self._rng, self._params, self._all, obs)), "reset_kernel")
 
     def set_parallel(self, parallel: bool | None, # True/False forces the prange/serial kernel; None picks by `parallel_min_envs`
                     ):
@@ -335,8 +433,7 @@ class NativeVecEnv(VecEnv):
         if ep is None:
             sig = (numba.typeof(self._mem), numba.types.Array(numba.from_dtype(adtype), len(self._ashape), "A"))
             k = type(self).step_kernel_parallel if self.parallel else type(self).step_kernel
-            try: ep = k.compile(sig)
-            except Exception: ep = k   # fall back to the dispatcher
+            ep = _compiled(self, k, sig, "step_kernel_parallel" if self.parallel else "step_kernel")
             if self.parallel: ep = _locked(ep)
             self._eps[adtype] = ep
         return ep
@@ -355,7 +452,7 @@ class NativeVecEnv(VecEnv):
         "Reset all copies (copy `n` seeded with `seed + n` when `seed` is given); returns `(obs, info)` (fresh arrays)."
         if seed is not None: self._seed(seed)
         obs = np.empty((self.num_envs, *self._obs_shape), np.float32)
-        type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, self._all, obs)
+        type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, self._all, obs.reshape(self.num_envs, -1))
         self._h[1] = 0
         return obs, {}
 
@@ -364,7 +461,7 @@ class NativeVecEnv(VecEnv):
         mask = np.asarray(mask, np.bool_)
         if mask.shape != (self.num_envs,): raise ValueError(f"{self.name}: `mask` must be a bool array of shape ({self.num_envs},), got {mask.shape}")
         obs = np.empty((self.num_envs, *self._obs_shape), np.float32)
-        type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, mask, obs)
+        type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, mask, obs.reshape(self.num_envs, -1))
         return obs
 
     def step(self, actions):
@@ -385,7 +482,7 @@ class NativeVecEnv(VecEnv):
     def _results(self, r, a):
         "Results of a step where an episode ended, or the error of a refused step."
         if r == _NEEDS_RESET: raise RuntimeError(f"{self.name}: call reset() before step()")
-        if r >= _BAD: raise _bad_value(self.name, self.single_action_space, a, r - _BAD)
+        if r >= _BAD: raise action_value_error(self.name, self.single_action_space, a, r - _BAD)
         s = r - 2; self._nxt = 1 - s; self._pend[s] = self._pend_end[s]
         return self._res[r]
 
@@ -419,10 +516,10 @@ def _obs_problems(where, space, obs, batch=None):
     if isinstance(space, spaces.Box):
         if o.dtype != space.dtype: out.append(f"{where}: observation dtype {o.dtype}, the space says {space.dtype}")
         if not np.all(np.isfinite(o)) and o.dtype.kind == "f": out.append(f"{where}: observation has NaN or inf")
-        elif np.any(o < space.low) or np.any(o > space.high): out.append(f"{where}: observation outside the space's bounds {_space_str(space)}")
+        elif np.any(o < space.low) or np.any(o > space.high): out.append(f"{where}: observation outside the space's bounds {space_str(space)}")
     elif isinstance(space, spaces.Discrete):
         if o.dtype.kind not in "iu" or np.any(o < space.start) or np.any(o >= space.start + space.n):
-            out.append(f"{where}: observation {o.tolist()} is not in {_space_str(space)}")
+            out.append(f"{where}: observation {o.tolist()} is not in {space_str(space)}")
     return out
 
 def _sample_actions(space, n, rng):

@@ -11,7 +11,7 @@ import numpy as np
 import gymnasium
 from gymnasium import spaces
 from ..core import did_you_mean
-from .core import VecEnv, EnvSpec, check_actions, _bad_value, _space_str
+from .core import VecEnv, EnvSpec, check_actions, action_value_error, space_str
 
 # %% auto #0
 __all__ = ['register_environment', 'registered_ids', 'spec', 'GymnasiumVecEnv', 'BaseEnvironment', 'SyncVecEnv', 'make']
@@ -113,9 +113,9 @@ class GymnasiumVecEnv(VecEnv):
         a = check_actions(self.name, sp, self.num_envs, actions)
         if isinstance(sp, spaces.Discrete):
             bad = np.flatnonzero((a < sp.start) | (a >= sp.start + sp.n))
-            if len(bad): raise _bad_value(self.name, sp, a, bad[0])
+            if len(bad): raise action_value_error(self.name, sp, a, bad[0])
         elif isinstance(sp, spaces.Box) and not np.isfinite(a).all():   # NaN/inf never reach the simulator (Box2D aborts on them)
-            raise _bad_value(self.name, sp, a, int(np.flatnonzero(~np.isfinite(a.reshape(len(a), -1)).all(1))[0]))
+            raise action_value_error(self.name, sp, a, int(np.flatnonzero(~np.isfinite(a.reshape(len(a), -1)).all(1))[0]))
         obs, rew, term, trunc, info = self._vec.step(a)
         obs = self._obs(obs); rew = np.asarray(rew, np.float32)
         term = np.asarray(term, np.bool_); trunc = np.asarray(trunc, np.bool_); done = term | trunc
@@ -220,9 +220,9 @@ class SyncVecEnv(VecEnv):
         a = check_actions(self.name, sp, self.num_envs, actions)
         if isinstance(sp, spaces.Discrete):
             bad = np.flatnonzero((a < sp.start) | (a >= sp.start + sp.n))
-            if len(bad): raise _bad_value(self.name, sp, a, bad[0])
+            if len(bad): raise action_value_error(self.name, sp, a, bad[0])
         elif isinstance(sp, spaces.Box) and not np.isfinite(a).all():   # NaN/inf never reach the simulator (Box2D aborts on them)
-            raise _bad_value(self.name, sp, a, int(np.flatnonzero(~np.isfinite(a.reshape(len(a), -1)).all(1))[0]))
+            raise action_value_error(self.name, sp, a, int(np.flatnonzero(~np.isfinite(a.reshape(len(a), -1)).all(1))[0]))
         N = self.num_envs
         obs, fobs = [None] * N, [None] * N
         rew = np.empty(N, np.float32); term = np.empty(N, np.bool_); trunc = np.empty(N, np.bool_)

@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numba import njit
 from gymnasium import spaces
-from .core import NativeVecEnv, EnvSpec, pcg64_uniform, _episode_bookkeeping, _step_views, _step_end, _NEEDS_RESET, _BAD
+from .core import NativeVecEnv, EnvSpec, pcg64_uniform, native_step, native_reset
 
 # %% auto #0
 __all__ = ['identity_step_kernel', 'identity_reset_kernel', 'IdentityVecEnv', 'target_step_kernel', 'target_reset_kernel',
@@ -18,40 +18,32 @@ __all__ = ['identity_step_kernel', 'identity_reset_kernel', 'IdentityVecEnv', 't
 
 # %% ../../nbs/31a_envs.toy.ipynb #c005
 @njit(cache=True)
-def _identity_draw(state, rng, i, n):
+def _identity_reset_one(state, rng, params, i):
+    "A uniform target in {0, ..., n-1} (n = params[0])."
+    n = int(params[0])
     state[i, 0] = min(math.floor(pcg64_uniform(rng, i, 0.0, n)), n - 1)
 
+@njit(cache=True)
+def _identity_step_one(state, rng, params, i, actions):
+    "Reward 1 when the action equals the target, then a new target; never terminates."
+    r = 1.0 if actions[i] == int(state[i, 0]) else 0.0
+    _identity_reset_one(state, rng, params, i)
+    return r, False
+
 @njit(cache=True, inline="always")
-def _one_hot(state, i, out):
+def _one_hot(state, params, i, out):
     for k in range(out.shape[1]): out[i, k] = 0.0
     out[i, int(state[i, 0])] = 1.0
 
 @njit(cache=True)
 def identity_step_kernel(mem, actions):
     "Step N identity envs: reward 1 when the action equals the target, then a new target."
-    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
-    if s < 0: return _NEEDS_RESET
-    ended = False
-    n_act = int(params[0])
-    for i in range(state.shape[0]):
-        if actions[i] < 0 or actions[i] >= n_act: return _BAD + i
-    for i in range(state.shape[0]):
-        r = 1.0 if actions[i] == int(state[i, 0]) else 0.0
-        _identity_draw(state, rng, i, n_act)
-        _one_hot(state, i, final_obs)
-        if _episode_bookkeeping(i, r, False, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
-            _identity_draw(state, rng, i, n_act)
-            ended = True
-        _one_hot(state, i, obs)
-    return _step_end(mem, s, ended)
+    return native_step(mem, actions, _identity_reset_one, _identity_step_one, _one_hot)
 
 @njit(cache=True)
 def identity_reset_kernel(state, t, ret, rng, params, mask, obs):
     "Reset the identity envs where `mask`."
-    for i in range(state.shape[0]):
-        if mask[i]:
-            _identity_draw(state, rng, i, int(params[0])); t[i] = 0; ret[i] = 0.0
-        _one_hot(state, i, obs)
+    native_reset(state, t, ret, rng, params, mask, obs, _identity_reset_one, _one_hot)
 
 # %% ../../nbs/31a_envs.toy.ipynb #c006
 class IdentityVecEnv(NativeVecEnv):
@@ -73,32 +65,29 @@ class IdentityVecEnv(NativeVecEnv):
         super().__init__(num_envs, seed, spec, np.array([float(n)]), max_episode_steps)
 
 # %% ../../nbs/31a_envs.toy.ipynb #c010
+@njit(cache=True, inline="always")
+def _target_reset_one(state, rng, params, i): state[i, 0] = pcg64_uniform(rng, i, -1.0, 1.0)
+
+@njit(cache=True, inline="always")
+def _target_step_one(state, rng, params, i, actions):
+    "Reward -|clip(a) - x|, then a new target x; never terminates."
+    a = min(max(float(actions[i, 0]), -1.0), 1.0)
+    r = -abs(a - state[i, 0])
+    _target_reset_one(state, rng, params, i)
+    return r, False
+
+@njit(cache=True, inline="always")
+def _target_obs(state, params, i, out): out[i, 0] = state[i, 0]
+
 @njit(cache=True)
 def target_step_kernel(mem, actions):
     "Step N 1-D target envs: reward -|clip(a) - x|, then a new target."
-    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
-    if s < 0: return _NEEDS_RESET
-    ended = False
-    for i in range(state.shape[0]):
-        if not math.isfinite(actions[i, 0]): return _BAD + i   # NaN or inf
-    for i in range(state.shape[0]):
-        a = min(max(float(actions[i, 0]), -1.0), 1.0)
-        r = -abs(a - state[i, 0])
-        state[i, 0] = pcg64_uniform(rng, i, -1.0, 1.0)
-        final_obs[i, 0] = state[i, 0]
-        if _episode_bookkeeping(i, r, False, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
-            state[i, 0] = pcg64_uniform(rng, i, -1.0, 1.0)
-            ended = True
-        obs[i, 0] = state[i, 0]
-    return _step_end(mem, s, ended)
+    return native_step(mem, actions, _target_reset_one, _target_step_one, _target_obs)
 
 @njit(cache=True)
 def target_reset_kernel(state, t, ret, rng, params, mask, obs):
     "Reset the target envs where `mask`."
-    for i in range(state.shape[0]):
-        if mask[i]:
-            state[i, 0] = pcg64_uniform(rng, i, -1.0, 1.0); t[i] = 0; ret[i] = 0.0
-        obs[i, 0] = state[i, 0]
+    native_reset(state, t, ret, rng, params, mask, obs, _target_reset_one, _target_obs)
 
 class Target1DVecEnv(NativeVecEnv):
     "N 1-D continuous target envs: observe x in [-1, 1], reward -|a - x|."

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import deque
 import numpy as np
 from gymnasium import spaces
-from .core import VecEnv, check_actions, _space_str
+from .core import VecEnv, check_actions, space_str
 from ..ops.stats import RunningMeanStd
 
 # %% auto #0

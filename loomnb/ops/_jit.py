@@ -7,14 +7,16 @@ Docs: https://loomorg.github.io/loomnb/ops._jit.html.md"""
 # %% ../../nbs/10a_ops._jit.ipynb #7b5e6812
 from __future__ import annotations
 import numpy as np
+import numba
 from numba import njit, types as nbt, from_dtype
+from numba.extending import intrinsic
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.untyped_passes import TranslateByteCode
 
 # %% auto #0
 __all__ = ['sigs', 'njit_on_first_call', 'SetNoAlias', 'NoAliasCompiler', 'njit_noalias', 'entry_point', 'any_layout',
-           'njit_lean']
+           'njit_lean', 'array_ptr', 'addr_ptr']
 
 # %% ../../nbs/10a_ops._jit.ipynb #b702c596
 def sigs(ret, pattern):
@@ -80,3 +82,21 @@ def any_layout(dt, # numpy dtype
 def njit_lean(**kw):
     "`njit(**kw)` without the Numba runtime: cheaper array arguments, for kernels that allocate nothing."
     return njit(_nrt=False, **kw)
+
+# %% ../../nbs/10a_ops._jit.ipynb #e7a1c0d2
+@intrinsic
+def array_ptr(typingctx, mem, offset, dt):
+    "Typed pointer to byte `offset` of the array `mem` (for `numba.carray` views that cost no checks or refcounts)."
+    ty = dt.dtype if isinstance(dt, numba.types.DType) else dt.instance_type
+    def codegen(context, builder, sig, args):
+        p = builder.gep(context.make_array(sig.args[0])(context, builder, args[0]).data, [args[1]])
+        return builder.bitcast(p, context.get_value_type(sig.return_type))
+    return numba.types.CPointer(ty)(mem, offset, dt), codegen
+
+@intrinsic
+def addr_ptr(typingctx, addr, dt):
+    "Typed pointer from an int64 address (of an array the caller keeps alive)."
+    ty = dt.dtype if isinstance(dt, numba.types.DType) else dt.instance_type
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
+    return numba.types.CPointer(ty)(addr, dt), codegen

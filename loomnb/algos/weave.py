@@ -330,10 +330,6 @@ class WEAVE(OnPolicyAlgorithm):
                     "train/lr": lr, "time/update": time.perf_counter() - t0})
         return out
 
-    def predict(self, obs, deterministic: bool=True, beta=None) -> np.ndarray:
-        "Actions for observations already extended by `WeaveRewards` (as the env returns them)."
-        return super().predict(obs, deterministic)
-
 register_algorithm("weave", WEAVE)
 
 # %% ../../nbs/46_algos.weave.ipynb #w021

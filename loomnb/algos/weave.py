@@ -14,12 +14,12 @@ from torch import nn
 import torch.nn.functional as F
 from gymnasium import spaces
 from ..core import Config
-from ..nets import MLP, layer_init
+from ..agents.nets import MLP, layer_init
 from ..fast import make_adam
 from ..envs.wrappers import VecEnvWrapper
 from ..envs.mo import check_weights, reward_vector, reward_names
-from ..onpolicy import OnPolicyAlgorithm, explained_variance
-from ..learner import TrainState, register_algorithm
+from ..train.onpolicy import OnPolicyAlgorithm, explained_variance
+from ..train.learner import TrainState, register_algorithm
 
 # %% auto #0
 __all__ = ['WEAVEConfig', 'mixture_logprob', 'ensemble_value', 'disagreement_weights', 'chebyshev_utility', 'dual_update',

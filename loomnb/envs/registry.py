@@ -460,4 +460,4 @@ register_environment("Math", "loomnb.envs.loomgym:MathEnvironment", "1", None, N
 
 # %% ../../nbs/32_envs.registry.ipynb #c018mo
 register_environment("DeepSeaTreasure", "loomnb.envs.mo:DeepSeaTreasureVecEnv", "0", 100, None, map="convex")
-register_environment("DeepSeaTreasureConcave", "loomnb.envs.mo:DeepSeaTreasureVecEnv", "0", 100, None, map="concave")
+_ = register_environment("DeepSeaTreasureConcave", "loomnb.envs.mo:DeepSeaTreasureVecEnv", "0", 100, None, map="concave")

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 from gymnasium import spaces
-from ..core import Config
+from ..core import Config, ConfigError
 from ..agents.nets import MLP, layer_init
 from ..fast import make_adam
 from ..envs.wrappers import VecEnvWrapper
@@ -67,10 +67,13 @@ class WEAVEConfig(Config):
         self.check_choice("beta_mode", ("fixed", "schedule", "preference", "dual"))
         self.check_choice("scalarization", ("linear", "chebyshev"))
         if self.batch_size > self.n_envs * self.n_steps: self._fail("batch_size", self.batch_size, f"at most n_envs * n_steps = {self.n_envs * self.n_steps}")
-        if self.beta is not None: check_weights(self.beta, name="WEAVEConfig.beta")
-        if self.beta_mode == "schedule":
-            if self.beta_final is None: self._fail("beta_final", None, "end weights for beta_mode='schedule'")
-            check_weights(self.beta_final, None if self.beta is None else len(self.beta), "WEAVEConfig.beta_final")
+        try:
+            if self.beta is not None: check_weights(self.beta, name="WEAVEConfig.beta")
+            if self.beta_mode == "schedule":
+                if self.beta_final is None: self._fail("beta_final", None, "end weights for beta_mode='schedule'")
+                check_weights(self.beta_final, None if self.beta is None else len(self.beta), "WEAVEConfig.beta_final")
+        except ConfigError: raise
+        except ValueError as e: raise ConfigError(str(e)) from None
         if self.preferences is not None: self.check_preferences(self.preferences)
         if self.scalarization == "chebyshev":
             if self.utopia is None: self._fail("utopia", None, "a utopia point (one value per reward component) for scalarization='chebyshev'")
@@ -219,7 +222,10 @@ class WEAVEPolicy(nn.Module):
 class WeaveRewards(VecEnvWrapper):
     "Scalarises `info['reward_vector']` with per-copy weights (linear or Chebyshev); extends observations for preference/Chebyshev."
     def __init__(self, env, cfg: WEAVEConfig, seed: int=0):
-        super().__init__(env)
+        if not all(hasattr(env, k) for k in ("num_envs", "step", "reset", "single_action_space")):
+            raise TypeError(f"WeaveRewards: `env` must be a loomnb VecEnv, got {type(env).__name__}")
+        self.env, self.num_envs = env, env.num_envs   # a VecEnv, or the Trainer's checking proxy of one
+        self.single_observation_space, self.single_action_space = env.single_observation_space, env.single_action_space
         names = reward_names(env)
         if names is None: raise ValueError(f"WEAVE needs a multi-objective env (reward_names and info['reward_vector']), got {env!r}: wrap it in loomnb.envs.mo.MultiObjectiveReward")
         self.names, h, N = names, len(names), env.num_envs

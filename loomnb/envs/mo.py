@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 from gymnasium import spaces
-from .core import VecEnv, NativeVecEnv, EnvSpec
-from .core import _episode_bookkeeping, _step_views, _step_end, _NEEDS_RESET, _BAD
+from .core import VecEnv, NativeVecEnv, EnvSpec, native_step, native_reset
 from .wrappers import VecEnvWrapper
 
 # %% auto #0
@@ -99,10 +98,15 @@ def dst_pareto_front(map: str="convex", # "convex" or "concave"
     return pts[np.array(keep)][np.argsort(pts[np.array(keep)][:, 0])]
 
 # %% ../../nbs/33a_envs.mo.ipynb #v010
-@njit(cache=True)
-def _dst_move(state, i, action, params):
-    "One move of copy `i`; writes the reward vector into the state; returns (scalar reward, terminated)."
-    R = int(params[0]); Cn = int(params[1])
+@njit(cache=True, inline="always")
+def _dst_reset_one(state, rng, params, i):
+    "Back to the top-left cell (deterministic: `rng` unused); the last step's reward vector (state 2, 3) is kept for `step` to read."
+    state[i, 0] = 0.0; state[i, 1] = 0.0
+
+@njit(cache=True, inline="always")
+def _dst_step_one(state, rng, params, i, actions):
+    "One move of copy `i` (0 up, 1 down, 2 left, 3 right); writes (treasure, time) into the state; returns (scalar reward, terminated)."
+    R = int(params[0]); Cn = int(params[1]); action = actions[i]
     r = int(state[i, 0]); c = int(state[i, 1])
     if action == 0: r -= 1
     elif action == 1: r += 1
@@ -116,30 +120,19 @@ def _dst_move(state, i, action, params):
     state[i, 2] = v; state[i, 3] = -1.0
     return params[2] * v - params[3], te
 
+@njit(cache=True, inline="always")
+def _dst_obs(state, params, i, out):
+    out[i, 0] = state[i, 0]; out[i, 1] = state[i, 1]
+
 @njit(cache=True)
 def dst_step_kernel(mem, actions):
-    "Step N Deep Sea Treasures with same-step autoreset; returns the status code of `loomnb.envs.core`."
-    state, t, ret, rng, params, max_steps, obs, rew, term, trunc, done, final_obs, ep_ret, ep_len, s = _step_views(mem)
-    if s < 0: return _NEEDS_RESET
-    ended = False
-    n = state.shape[0]
-    for i in range(n):
-        if actions[i] < 0 or actions[i] > 3: return _BAD + i
-    for i in range(n):
-        r, te = _dst_move(state, i, actions[i], params)
-        final_obs[i, 0] = state[i, 0]; final_obs[i, 1] = state[i, 1]
-        if _episode_bookkeeping(i, r, te, t, ret, max_steps, rew, term, trunc, done, ep_ret, ep_len):
-            state[i, 0] = 0.0; state[i, 1] = 0.0; ended = True
-        obs[i, 0] = state[i, 0]; obs[i, 1] = state[i, 1]
-    return _step_end(mem, s, ended)
+    "Step N Deep Sea Treasures with same-step autoreset (the native-env template of `loomnb.envs.core`)."
+    return native_step(mem, actions, _dst_reset_one, _dst_step_one, _dst_obs)
 
 @njit(cache=True)
 def dst_reset_kernel(state, t, ret, rng, params, mask, obs):
     "Reset the copies where `mask` to the top-left cell; write all observations."
-    for i in range(state.shape[0]):
-        if mask[i]:
-            state[i, 0] = 0.0; state[i, 1] = 0.0; state[i, 2] = 0.0; state[i, 3] = 0.0; t[i] = 0; ret[i] = 0.0
-        obs[i, 0] = state[i, 0]; obs[i, 1] = state[i, 1]
+    native_reset(state, t, ret, rng, params, mask, obs, _dst_reset_one, _dst_obs)
 
 # %% ../../nbs/33a_envs.mo.ipynb #v011
 class DeepSeaTreasureVecEnv(NativeVecEnv):

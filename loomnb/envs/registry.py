@@ -457,3 +457,7 @@ register_environment("MountainCarContinuous", "loomnb.envs.classic:MountainCarCo
 register_environment("Identity", "loomnb.envs.toy:IdentityVecEnv", "0", 20, 19.0, n=4)
 register_environment("Target1D", "loomnb.envs.toy:Target1DVecEnv", "0", 20, -2.0)
 register_environment("Math", "loomnb.envs.loomgym:MathEnvironment", "1", None, None, backend="custom", difficulty="beginner", max_steps=50)
+
+# %% ../../nbs/32_envs.registry.ipynb #c018mo
+register_environment("DeepSeaTreasure", "loomnb.envs.mo:DeepSeaTreasureVecEnv", "0", 100, None, map="convex")
+_ = register_environment("DeepSeaTreasureConcave", "loomnb.envs.mo:DeepSeaTreasureVecEnv", "0", 100, None, map="concave")

@@ -40,7 +40,7 @@ class CQLConfig(OfflineConfig):
     def validate(self):
         super().validate()
         self.check_range("cql_alpha", 0); self.check_range("cql_n_actions", 1)
-        self.check_range("cql_temperature", 0, None, lo_open=True)
+        self.check_range("cql_temperature", 0, None, lo_open=True); self.check_range("cql_target_action_gap", 0)
         self.check_range("actor_learning_rate", 0, None, lo_open=True)
         self.check_range("tau", 0, 1, lo_open=True); self.check_range("target_update_interval", 1); self.check_range("n_critics", 1)
         self.check_range("ent_coef", 0, None, lo_open=True)

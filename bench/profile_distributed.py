@@ -15,9 +15,10 @@ from bench_distributed import ENV, PPO  # the bench's environment and per-rank P
 def worker(steps, ddp):
     import numpy as np, torch, torch.distributed as dist
     import loomnb.distributed as D
+    import loomnb.distributed.trainer as DT
     torch.set_num_threads(1)
     ev, wait, stop = [], [0.0], [0.0, 0]
-    _wait, _avg, _after = D.PairExchange._wait, D.PairExchange.average_sent, D._SyncStop.after_iteration
+    _wait, _avg, _after = D.PairExchange._wait, D.PairExchange.average_sent, DT._SyncStop.after_iteration
     def timed_wait(self, s):
         t = time.perf_counter(); _wait(self, s); wait[0] += time.perf_counter() - t
     def timed_avg(self, n, out=None):
@@ -26,7 +27,7 @@ def worker(steps, ddp):
         r = _avg(self, n, out); ev.append(("x", t, wait[0])); return r
     def timed_after(self, state):
         t = time.perf_counter(); _after(self, state); stop[0] += time.perf_counter() - t; stop[1] += 1
-    D.PairExchange._wait, D.PairExchange.average_sent, D._SyncStop.after_iteration = timed_wait, timed_avg, timed_after
+    D.PairExchange._wait, D.PairExchange.average_sent, DT._SyncStop.after_iteration = timed_wait, timed_avg, timed_after
     with D.distributed(timeout_s=120) as info:
         tr = D.DistributedTrainer("ppo", "CartPole-v1", 0, PPO, ddp=ddp); algo = tr.trainer.algo
         def timed(kind, f):

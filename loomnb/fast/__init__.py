@@ -10,9 +10,10 @@ from ..core import did_you_mean
 from .core import fast_enabled, fast_paths, Step
 from .optim import make_adam, make_rmsprop
 from .actor_critic import actor_critic_grads, PPOGradStep, A2CGradStep
+from .exchange import TRANSPORTS, PairExchange, PairGradSync, pair_exchange, pair_comm_hook, grad_parts, set_exchange_timeout
 
 # %% auto #0
-__all__ = ['STEP_KINDS', 'make_step']
+__all__ = ['STEP_KINDS', 'make_step', 'make_exchange']
 
 # %% ../../nbs/36e_fast.ipynb #d5e2535f
 STEP_KINDS = {"ppo": ("vf_coef", "ent_coef", "clip_vloss", "max_grad_norm"), "a2c": ("vf_coef", "ent_coef", "max_grad_norm")}
@@ -34,3 +35,14 @@ def make_step(kind: str, # One of `STEP_KINDS`
     if isinstance(keep, cls) and keep.grads.valid(policy, optimizer): grads = keep.grads
     else: grads = actor_critic_grads(policy, optimizer)
     return None if grads is None else cls(grads, **coefs)
+
+# %% ../../nbs/36e_fast.ipynb #f5922330
+def make_exchange(numel: int, # Largest tensor to exchange (elements)
+                  transport: str = "auto", # One of `TRANSPORTS`: "auto", "shm", "p2p" or "allreduce" (None: the all-reduce)
+                  timeout_s: float | None = None, # Limit on waiting for the peer (default: the process group's)
+                 ) -> PairExchange | None:
+    "Collective: the engine room's two-rank exchange (`pair_exchange`), or None: fast paths off, or none applies."
+    if transport not in TRANSPORTS:
+        raise ValueError(f"make_exchange: `transport` must be one of {list(TRANSPORTS)}, got {transport!r}.{did_you_mean(transport, TRANSPORTS)}")
+    if not fast_enabled(): return None
+    return pair_exchange(numel, transport, timeout_s)

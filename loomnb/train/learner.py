@@ -20,8 +20,8 @@ from ..ops._runtime import lean_numba_runtime
 __all__ = ['ALGORITHMS', 'CHECKPOINT_FORMAT', 'CHECKPOINT_VERSION', 'TrainState', 'CancelFitException', 'Callback',
            'set_data_parallel', 'data_parallel_setup', 'TrainResult', 'Algorithm', 'register_algorithm',
            'get_algorithm', 'algorithms_supporting', 'CheckpointError', 'to_safe', 'checkpoint_digest', 'from_safe',
-           'load_checkpoint', 'NonFiniteError', 'env_record', 'make_kwargs', 'env_from_record', 'restore_env',
-           'Trainer']
+           'load_checkpoint', 'resolve_config', 'NonFiniteError', 'env_record', 'make_kwargs', 'env_from_record',
+           'restore_env', 'Trainer']
 
 # %% ../../nbs/38_train.learner.ipynb #c013
 @dataclass
@@ -170,7 +170,7 @@ def _resolve_algorithm_args(cls, env, config, device, n_envs, seed, env_id, over
         env = env_id
     env = cls.default_env if env is None else env
     if env is None: raise ConfigError(f"{cls.__name__} needs an env: pass env_id='CartPole-v1' (an id) or a VecEnv")
-    cfg = _resolve_config(cls, config, n_envs)
+    cfg = resolve_config(cls, config, n_envs)
     if overrides: cfg = cfg.merge(overrides)
     seed = 0 if seed is None else seed
     cfg, venv, device = _prepare(cls, env, cfg, seed, device)
@@ -334,7 +334,11 @@ def load_checkpoint(path, # File written by `Trainer.save`
 # %% ../../nbs/38_train.learner.ipynb #c025
 def _space_name(sp) -> str: return type(sp).__name__
 
-def _resolve_config(cls, config, n_envs):
+def resolve_config(cls, # An `Algorithm` subclass
+                   config, # A dict of overrides, a `cls.config_cls` instance or None (the defaults)
+                   n_envs: int | None, # Overrides the config's `n_envs` (None: keep it)
+                  ) -> Config:
+    "The validated config of `cls` from what a `Trainer` (or `DistributedTrainer`) was given."
     if isinstance(config, Config):
         if not isinstance(config, cls.config_cls):
             raise ConfigError(f"{cls.__name__} expects a {cls.config_cls.__name__}, got {type(config).__name__}")
@@ -552,7 +556,7 @@ class Trainer:
                 ):
         cls = algo if isinstance(algo, type) else get_algorithm(algo)
         dataset, env = _offline_inputs(cls, dataset, env)
-        cfg = _resolve_config(cls, config, n_envs)
+        cfg = resolve_config(cls, config, n_envs)
         self.seed = seed
         self.config, self.env, self.device = _prepare(cls, env, cfg, seed, device)
         self._finite_env = _FiniteEnv(self.env)   # what the algorithm steps: observations and rewards are checked

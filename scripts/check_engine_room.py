@@ -21,12 +21,6 @@ from pathlib import Path
 
 ALLOWED = ("loomnb/fast/", "loomnb/ops/_jit.py", "loomnb/ops/_runtime.py", "loomnb/_modidx.py")
 PENDING = {   # module -> where its speed machinery goes (remove the entry when it has moved)
-<<<<<<< HEAD
-    "loomnb/agents/qnets.py": "hand-written ReLU-MLP/ensemble passes and mixed precision -> loomnb/fast/",
-=======
-    "loomnb/train/learner.py": "the lean Numba runtime (NRT/BLAS/typeof caching) -> loomnb/ops/_runtime.py",
-    "loomnb/envs/core.py": "the `intrinsic` step-view helpers -> loomnb/ops/_jit.py",
->>>>>>> d0311a6 (Off-policy speed machinery moves to the engine room: loomnb.fast.q (ReLU-MLP/ensemble passes, mixed precision, SAC/TD3 hand-written steps) behind make_step('sac'/'td3'); SACStep/TD3Step autograd twins)
     "loomnb/distributed.py": "the shared-memory gradient exchange (PairExchange, PairGradSync) -> loomnb/fast/",
 }
 NUMBA_INTERNAL = ("numba.core", "numba.np", "numba.cpython", "numba.misc", "numba.typed.typedobjectutils", "numba.parfors")

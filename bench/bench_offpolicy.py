@@ -207,7 +207,8 @@ def ws_ab(repeats, steps=100, batch=256, hidden=(256, 256)):
     import copy
     import numpy as np
     import torch
-    from loomnb.algos.sac import SquashedGaussianPolicy, hand_grad_layers, sac_step_hand
+    from loomnb.algos.sac import SquashedGaussianPolicy, sac_critic_target
+    from loomnb.fast.q import hand_grad_layers, sac_step_hand
     from loomnb.train.offpolicy import TorchBatch, make_adam, target_copy
     from loomnb.agents.qnets import EnsembleQNetwork
     torch.set_num_threads(1); torch.manual_seed(0)
@@ -223,7 +224,7 @@ def ws_ab(repeats, steps=100, batch=256, hidden=(256, 256)):
     def run(name, n):
         A, C, T, oa, oc, la, ws, lay = setups[name]
         f0, c0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, time.process_time()
-        for _ in range(n): sac_step_hand(A, C, T, oa, oc, la, 0.2, -1.0, b, lay, ws)
+        for _ in range(n): sac_step_hand(sac_critic_target, A, C, T, oa, oc, la, 0.2, -1.0, b, lay, ws)
         return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / n, (time.process_time() - c0) / n * 1e3
     for name in setups: run(name, 20)   # warm-up
     res = {k: [] for k in setups}

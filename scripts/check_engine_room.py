@@ -21,7 +21,6 @@ from pathlib import Path
 
 ALLOWED = ("loomnb/fast/", "loomnb/ops/_jit.py", "loomnb/ops/_runtime.py", "loomnb/_modidx.py")
 PENDING = {   # module -> where its speed machinery goes (remove the entry when it has moved)
-    "loomnb/agents/qnets.py": "hand-written ReLU-MLP/ensemble passes and mixed precision -> loomnb/fast/",
 }
 NUMBA_INTERNAL = ("numba.core", "numba.np", "numba.cpython", "numba.misc", "numba.typed.typedobjectutils", "numba.parfors")
 TORCH_PRIVATE_ATTRS = {"_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",

@@ -6,7 +6,6 @@ Docs: https://loomorg.github.io/loomnb/agents.qnets.html.md"""
 
 # %% ../../nbs/36a_agents.qnets.ipynb #c002
 from __future__ import annotations
-import functools
 import math
 import numpy as np
 import torch
@@ -17,9 +16,7 @@ from .nets import mlp
 # %% auto #0
 __all__ = ['squashed_gaussian_logprob', 'SquashedGaussianPolicy', 'DeterministicPolicy', 'QNetwork', 'EnsembleQNetwork',
            'CriticList', 'as_critic', 'NoisyLinear', 'reset_noise', 'SimpleQNetwork', 'DuelingQNetwork',
-           'CategoricalQNetwork', 'polyak_update', 'target_copy', 'relu_mlp_layers', 'scratch', 'ensemble_layers',
-           'mixed_layers', 'mlp_forward', 'mlp_backward', 'ensemble_forward', 'ensemble_backward',
-           'ensemble_action_grad']
+           'CategoricalQNetwork', 'polyak_update', 'target_copy']
 
 # %% ../../nbs/36a_agents.qnets.ipynb #c005
 _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "gelu": nn.GELU, "silu": nn.SiLU}
@@ -318,8 +315,10 @@ def polyak_update(params: list, # Online parameters (list of tensors)
                   tau: float, # Interpolation factor in (0, 1]; 1 copies
                  ) -> None:
     "In-place `target <- (1 - tau) * target + tau * online` over tensor lists."
-    if tau >= 1.0: torch._foreach_copy_(target_params, params)
-    else: torch._foreach_lerp_(target_params, params, float(tau))
+    if tau >= 1.0:
+        for t, p in zip(target_params, params): t.copy_(p)
+    else:
+        for t, p in zip(target_params, params): t.lerp_(p, float(tau))
 
 def target_copy(net: nn.Module) -> nn.Module:
     "A frozen deep copy of `net` (no gradients), to use as its target network."
@@ -327,201 +326,3 @@ def target_copy(net: nn.Module) -> nn.Module:
     tgt = copy.deepcopy(net)
     for p in tgt.parameters(): p.requires_grad_(False)
     return tgt
-
-# %% ../../nbs/36a_agents.qnets.ipynb #c038
-_tb = torch.ops.aten.threshold_backward   # grad * (h > 0): ReLU's backward, as autograd computes it
-_tbi = torch.ops.aten.threshold_backward.grad_input   # the same into a given tensor
-
-def relu_mlp_layers(net: nn.Module) -> list | None:
-    "`[(weight [out, in], bias [out])]` of a `Linear, ReLU, ..., Linear` `nn.Sequential`, else None."
-    mods = list(net) if isinstance(net, nn.Sequential) else []
-    if len(mods) % 2 != 1 or getattr(net, "_act", "relu") != "relu": return None
-    for i, m in enumerate(mods):
-        if i % 2 == 0 and not (type(m) is nn.Linear and m.bias is not None): return None
-        if i % 2 == 1 and type(m) is not nn.ReLU: return None
-    return [(m.weight, m.bias) for m in mods[0::2]]
-
-def _grad_buf(p: torch.Tensor) -> torch.Tensor:
-    "`p.grad`, allocated once and then overwritten in place."
-    if p.grad is None: p.grad = torch.empty_like(p)
-    return p.grad
-
-def scratch(ws: dict | None, # Workspace of reusable buffers, or None (then this returns None and ops allocate)
-            key, # Name of the buffer in `ws`
-            shape: tuple, # Shape it must have
-            like: torch.Tensor, # A tensor with the dtype and device it must have
-           ) -> torch.Tensor | None:
-    "A scratch tensor kept in `ws` across calls (reallocated only when its shape, dtype or device changes)."
-    if ws is None: return None
-    b = ws.get(key)
-    if b is None or b.shape != shape or b.dtype != like.dtype or b.device != like.device:
-        b = ws[key] = torch.empty(shape, dtype=like.dtype, device=like.device)
-    return b
-
-def _no_grad(f):
-    "`torch.no_grad()` as a decorator that enters the context only when gradients are on (nested calls cost less)."
-    @functools.wraps(f)
-    def g(*args, **kwargs):
-        if not torch.is_grad_enabled(): return f(*args, **kwargs)
-        with torch.no_grad(): return f(*args, **kwargs)
-    return g
-
-def _wb(ens) -> tuple[list, list]:
-    "An ensemble's weights and biases as plain lists (indexing an `nn.ParameterList` costs microseconds per item)."
-    m = ens._modules
-    return list(m["weights"]._parameters.values()), list(m["biases"]._parameters.values())
-
-def ensemble_layers(ens: EnsembleQNetwork) -> list:
-    "`[(weight [n, in, out], bias [n, 1, out])]` of a ReLU ensemble, the layer list its hand-written pieces take."
-    return list(zip(*_wb(ens)))
-
-def mixed_layers(layers: list, # `relu_mlp_layers(net)` or `ensemble_layers(ens)`
-                 dtype: torch.dtype=torch.bfloat16, # Dtype of the products
-                ) -> list:
-    "The same layers with `dtype` copies of every weight and bias but the output layer's, for mixed-precision products."
-    return [(w, b, w.detach().to(dtype), b.detach().to(dtype)) for w, b, *_ in layers[:-1]] + [tuple(layers[-1][:2])]
-
-def _cw(l: tuple) -> tuple:
-    "The weight and bias a layer's products use: its low-precision copies when it has them."
-    return (l[2], l[3]) if len(l) == 4 else l
-
-def _refresh(layers: list) -> None:
-    "Copy (round) each parameter into its low-precision copy: a forward pass starts from the current weights."
-    for l in layers:
-        if len(l) == 4: l[2].copy_(l[0]); l[3].copy_(l[1])
-
-def _cast(x: torch.Tensor, like: torch.Tensor, ws: dict | None, key) -> torch.Tensor:
-    "`x` in `like`'s dtype (into a workspace buffer when there is one); `x` itself when it already is."
-    if x.dtype == like.dtype: return x
-    o = scratch(ws, key, tuple(x.shape), like)
-    return x.to(like.dtype) if o is None else o.copy_(x)
-
-def _relu_grad_(g: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-    "`g * (h > 0)` written into `g`."
-    return _tbi(g, h, 0, grad_input=g)
-
-def _set_grad(p: torch.Tensor, compute, ws: dict | None, key, like: torch.Tensor) -> None:
-    "Write a weight gradient into `p.grad`: `compute(out)` straight into it, or via a buffer of `like`'s dtype."
-    if like.dtype == p.dtype: compute(_grad_buf(p))
-    else: _grad_buf(p).copy_(compute(scratch(ws, key, tuple(p.shape), like)))
-
-@_no_grad
-def mlp_forward(layers: list, # `relu_mlp_layers(net)`, or `mixed_layers` of it
-                x: torch.Tensor, # Input [B, in]
-                ws: dict | None=None, # Workspace for the hidden activations (see `scratch`), or None
-               ) -> tuple[torch.Tensor, list]: # output [B, out], every layer's input [x, h1, ...] (in its dtype)
-    "Forward pass of a ReLU MLP that keeps what its backward needs."
-    _refresh(layers)
-    hs, B, last = [], x.shape[0], len(layers) - 1
-    for k, l in enumerate(layers):
-        w, b = _cw(l)
-        x = _cast(x, w, ws, ("mc", k)); hs.append(x)
-        if k == last: return torch.addmm(b, x, w.t()), hs
-        x = torch.addmm(b, x, w.t(), out=scratch(ws, ("mf", k), (B, w.shape[0]), w)).relu_()
-
-@_no_grad
-def mlp_backward(layers: list, # The layers given to `mlp_forward`
-                 hs: list, # Layer inputs from `mlp_forward`
-                 g: torch.Tensor, # Gradient of the loss with respect to the output [R, out]
-                 need_input: bool=False, # Also return the gradient with respect to the input
-                 ws: dict | None=None, # Workspace for the hidden gradients (see `scratch`), or None
-                ) -> torch.Tensor | None:
-    "Write the weight and bias gradients of a ReLU MLP into `.grad`; only the first R rows of `hs` take part."
-    R = g.shape[0]
-    for k in range(len(layers) - 1, -1, -1):
-        (w, b), cw = layers[k][:2], _cw(layers[k])[0]
-        h = hs[k][:R]
-        g = _cast(g, h, ws, ("mg", k))
-        if w.shape[1] < 16: _grad_buf(w).copy_(torch.mm(h.t(), g).t())   # narrow input: GEMM is faster with it as M
-        else: _set_grad(w, lambda o: torch.mm(g.t(), h, out=o), ws, ("mw", k), cw)
-        _set_grad(b, lambda o: torch.sum(g, 0, out=o), ws, ("mbb", k), cw)
-        if k > 0: g = _relu_grad_(torch.mm(g, cw, out=scratch(ws, ("mb", k), (R, w.shape[1]), cw)), h)
-        elif need_input: return torch.mm(g, cw).to(w.dtype)
-    return None
-
-# %% ../../nbs/36a_agents.qnets.ipynb #c043
-@_no_grad
-def ensemble_forward(ens: EnsembleQNetwork, # A ReLU ensemble
-                     x: torch.Tensor, # Concatenated [obs, act] [B, in]
-                     n: int | None=None, # Evaluate the first n critics (None: all)
-                     ws: dict | None=None, # Workspace for the hidden activations (see `scratch`), or None
-                     layers: list | None=None, # `mixed_layers(ensemble_layers(ens))` for mixed precision (None: `ens`'s own)
-                    ) -> tuple[torch.Tensor, list]: # Q [n, B], every layer's input (in its dtype)
-    "Forward pass of `ens` that keeps what its backward needs."
-    L, N, B = layers or ensemble_layers(ens), ens.n_critics, x.shape[0]
-    _refresh(L)
-    n = N if n is None else n
-    x = _cast(x, _cw(L[0])[0], ws, ("ei", 0)).unsqueeze(0).expand(n, -1, -1)
-    hs, last = [x], len(L) - 1
-    for k in range(last):
-        W, b = _cw(L[k])
-        o = scratch(ws, ("ef", k), (N, B, W.shape[2]), W)   # sized for all critics, so n=1 reuses it
-        x = torch.baddbmm(b[:n], x, W[:n], out=None if o is None else o[:n]).relu_()
-        nxt = _cw(L[k + 1])[0]
-        if x.dtype != nxt.dtype:
-            o = scratch(ws, ("ei", k + 1), (N, B, W.shape[2]), nxt)
-            x = x.to(nxt.dtype) if o is None else o[:n].copy_(x)
-        hs.append(x)
-    W, b = _cw(L[last])
-    q = torch.baddbmm(b[:n], W[:n].view(n, 1, -1), x.transpose(1, 2))
-    return q.view(n, -1), hs
-
-@_no_grad
-def ensemble_backward(ens: EnsembleQNetwork, # A ReLU ensemble
-                      hs: list, # Layer inputs from `ensemble_forward` (all critics)
-                      gq: torch.Tensor, # Gradient of the loss with respect to Q [n_critics, B]
-                      ws: dict | None=None, # Workspace for the hidden gradients (see `scratch`), or None
-                      layers: list | None=None, # The layers given to `ensemble_forward` (None: `ens`'s own)
-                     ) -> None:
-    "Write the weight and bias gradients of every critic into `.grad`."
-    L, n, B = layers or ensemble_layers(ens), ens.n_critics, gq.shape[1]
-    last = len(L) - 1
-    Wl, bl = L[last][:2]   # the output layer's products run in the parameters' dtype
-    g1 = gq.view(n, 1, -1)
-    torch.bmm(g1, hs[last], out=_grad_buf(Wl).view(n, 1, -1))
-    torch.sum(g1, 2, keepdim=True, out=_grad_buf(bl))
-    wl = Wl.view(n, 1, -1)   # outer product instead of a K=1 batched GEMM:
-    g = torch.mul(gq.unsqueeze(-1), wl, out=scratch(ws, ("eb", last), (n, B, wl.shape[2]), gq))
-    for k in range(last - 1, -1, -1):
-        g = _relu_grad_(g, hs[k + 1])
-        (W, b), cW, h = L[k][:2], _cw(L[k])[0], hs[k]
-        g = _cast(g, h, ws, ("eg", k))
-        _set_grad(W, lambda o: torch.bmm(h.transpose(1, 2), g, out=o), ws, ("ew", k), cW)
-        _set_grad(b, lambda o: torch.sum(g, 1, keepdim=True, out=o), ws, ("ebb", k), cW)
-        if k > 0: g = torch.bmm(g, cW.transpose(1, 2), out=scratch(ws, ("eb", k), (n, B, W.shape[1]), cW))
-
-@_no_grad
-def ensemble_action_grad(ens: EnsembleQNetwork, # A ReLU ensemble
-                         hs: list, # Layer inputs from `ensemble_forward`
-                         idx: torch.Tensor | None, # Critic per sample [B] (e.g. the argmin), or None: the first critic
-                         scale: float, # Loss = scale * sum_i Q_{idx_i}(s_i, a_i)
-                         act_dim: int, # The actions are the last act_dim input columns
-                         ws: dict | None=None, # Workspace for the hidden gradients (see `scratch`), or None
-                         layers: list | None=None, # The layers given to `ensemble_forward` (None: `ens`'s own)
-                        ) -> torch.Tensor: # dLoss/da [B, act_dim]
-    "Action gradient, each sample back-propagated through its own critic only."
-    L, B = layers or ensemble_layers(ens), hs[0].shape[1]
-    W, nl = [_cw(l)[0] for l in L], len(L)
-    ga = torch.empty(B, act_dim, dtype=L[0][0].dtype, device=hs[0].device)
-    sc = lambda key, k, r, like: None if ws is None else scratch(ws, (key, k), (B, hs[k].shape[2]), like)[:r]
-    bucket = W[0].dtype != ga.dtype   # low precision: oneDNN compiles (and keeps) a kernel per shape, so pad the rows
-    for c in range(ens.n_critics if idx is not None else 1):
-        rows = (idx == c).nonzero().squeeze(1) if idx is not None else None
-        r = B if rows is None else rows.numel()
-        if r == 0: continue
-        if bucket and r < B:   # to a multiple of 64 (repeating a row; the extra results are dropped)
-            rows = torch.cat([rows, rows[:1].expand(min(-(-r // 64) * 64, B) - r)]); r_real, r = r, rows.numel()
-        else: r_real = r
-        g = (scale * W[nl - 1][c].t()).expand(r, -1)                     # dLoss/d(last hidden) [r, h]
-        for k in range(nl - 1, 0, -1):
-            hk = hs[k][c]
-            h = hk if rows is None else torch.index_select(hk, 0, rows, out=sc("agh", k, r, hk))
-            w = W[k - 1][c] if k > 1 else W[0][c][-act_dim:]
-            if k < nl - 1: g = _relu_grad_(g, h)
-            else: g = _tb(g, h, 0) if ws is None else _tbi(g, h, 0, grad_input=sc("agt", k, r, h))   # g: a broadcast row
-            if g.dtype != w.dtype: g = g.to(w.dtype) if ws is None else sc("agc", k, r, w).copy_(g)
-            g = torch.mm(g, w.t(), out=sc("ag", k - 1, r, w) if k > 1 else None)
-        if nl == 1: g = g[:, -act_dim:]
-        if rows is None: return g.to(ga.dtype)
-        ga.index_copy_(0, rows[:r_real], g[:r_real].to(ga.dtype))
-    return ga

@@ -14,16 +14,14 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from ..train.learner import TrainState, register_algorithm
-from ..fast import fast_enabled
+from ..fast import make_step
 from ..train.offpolicy import (OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast,
-                              clear_grads, PRECISIONS, step_layers, check_precision, autocast_for)
-from ..agents.qnets import (SquashedGaussianPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
-                          squashed_gaussian_logprob, relu_mlp_layers, mlp_forward, mlp_backward, ensemble_forward,
-                          ensemble_backward, ensemble_action_grad)
+                              clear_grads, PRECISIONS, check_precision, autocast_for)
+from ..agents.qnets import SquashedGaussianPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic
 
 # %% auto #0
 __all__ = ['SAC_STATS', 'SACConfig', 'sac_critic_target', 'sac_critic_loss', 'sac_actor_loss', 'sac_alpha_loss', 'frozen',
-           'sac_step', 'sac_step_hand', 'hand_grad_layers', 'SAC']
+           'sac_step', 'SACStep', 'SAC']
 
 # %% ../../nbs/43_algos.sac.ipynb #c005
 @dataclass
@@ -37,7 +35,7 @@ class SACConfig(OffPolicyConfig):
     log_std_min: float = -20.0       # Actor log-std lower clamp
     log_std_max: float = 2.0         # Actor log-std upper clamp
     hand_grad: bool = True           # On CPU with the default networks: hand-written gradients (same updates as autograd)
-    precision: str = "float32"       # "bfloat16": hidden-layer products in bfloat16, float32 elsewhere (`loomnb.agents.qnets.mixed_layers`)
+    precision: str = "float32"       # "bfloat16": hidden-layer products in bfloat16, float32 elsewhere (`loomnb.fast.q.mixed_layers`)
 
     def validate(self):
         super().validate()
@@ -124,65 +122,18 @@ def sac_step(actor: nn.Module, # SquashedGaussianPolicy-like: .sample(obs) -> (a
                             z + alpha, -logp.mean(), q.mean()])
 
 # %% ../../nbs/43_algos.sac.ipynb #c019
-def _critic_step_hand(critic, critic_opt, obs, actions, y, # ReLU ensemble, its optimizer, batch, targets [B]
-                      coef: float, # loss = coef * sum over critics of the mean squared TD error
-                      ws: dict | None, # Workspace (see `loomnb.agents.qnets.scratch`)
-                      cl: list | None=None, # The critic's `mixed_layers` (None: float32)
-                     ) -> tuple[torch.Tensor, torch.Tensor]: # Q [n_critics, B] before the step, loss
-    "The critics' regression step of `sac_step_hand` and `td3_step_hand` (called under their `no_grad`)."
-    q, chs = ensemble_forward(critic, torch.cat([obs, actions], 1), None, ws, cl)   # (overwrites the target's "ef")
-    d = q - y
-    loss = coef * d.pow(2).mean(1).sum()
-    ensemble_backward(critic, chs, d.mul_(2.0 * coef / q.shape[1]), ws, cl); step_fast(critic_opt)   # chs dead after
-    return q, loss
-
-@torch.no_grad()
-def sac_step_hand(actor: SquashedGaussianPolicy, # Default actor (`relu_mlp_layers(actor.net)` is not None)
-                  critic: EnsembleQNetwork, # ReLU critic ensemble
-                  critic_target: EnsembleQNetwork, # Its target copy
-                  actor_opt, critic_opt, log_alpha, fixed_alpha, target_entropy, # as in `sac_step`
-                  batch: TorchBatch, # Minibatch
-                  layers: list, # `relu_mlp_layers(actor.net)`, or its `mixed_layers`
-                  ws: dict | None=None, # Workspace of scratch buffers reused across steps (`loomnb.agents.qnets.scratch`)
-                  critic_layers: tuple=(None, None), # `mixed_layers` of the critic's and the target's layers (None: float32)
-                 ) -> torch.Tensor: # stats [6] in the order of `SAC_STATS`
-    "`sac_step` for the default networks with hand-written gradients (no autograd graph)."
-    obs, B, ad = batch.obs, batch.obs.shape[0], actor.act_dim
-    out, hs = mlp_forward(layers, torch.cat([obs, batch.next_obs]), ws)   # hs ("mf" buffers) live until mlp_backward
-    mean, ls_raw = out[:, :ad], out[:, ad:]
-    ls = ls_raw.clamp(actor.log_std_min, actor.log_std_max)
-    eps = obs.new_empty(2 * B, ad); eps[:B].normal_(); eps[B:].normal_()   # the draws of sample(s), then sample(s')
-    u = torch.addcmul(mean, ls.exp(), eps)
-    a, logp2 = torch.tanh(u), squashed_gaussian_logprob(u, mean, ls)
-    logp = logp2[:B]
-    alpha = log_alpha.exp() if log_alpha is not None else fixed_alpha
-    cl, tl = critic_layers
-    qt = ensemble_forward(critic_target, torch.cat([batch.next_obs, a[B:]], 1), None, ws, tl)[0]   # qt: fresh
-    y = sac_critic_target(qt, logp2[B:], batch.rewards, batch.terminated, batch.discounts, alpha)
-    q, critic_loss = _critic_step_hand(critic, critic_opt, obs, batch.actions, y, 0.5, ws, cl)
-    qp, phs = ensemble_forward(critic, torch.cat([obs, a[:B]], 1), None, ws, cl)   # through the updated critics ("ef" again)
-    qmin, idx = qp.min(0)
-    ga = ensemble_action_grad(critic, phs, idx, -1.0 / B, ad, ws, cl)     # d(-mean min Q)/da; ga fresh ("ag*" inside)
-    a1, ab = a[:B], alpha / B
-    gu = ga.mul_(1.0 - a1 * a1).add_(2.0 * ab * a1)                         # through tanh, plus alpha * dlogpi/du
-    lr = ls_raw[:B]
-    gls = (gu * (u[:B] - mean[:B]) - ab) * ((lr >= actor.log_std_min) & (lr <= actor.log_std_max))
-    mlp_backward(layers, hs, torch.cat([gu, gls], 1), False, ws)           # "mb" buffers
-    mlogp, z = logp.mean(), torch.zeros(())
-    alpha_loss = z if log_alpha is None else -log_alpha * (mlogp + target_entropy)   # before the step moves log_alpha
-    if log_alpha is not None:
-        if log_alpha.grad is None: log_alpha.grad = torch.empty_like(log_alpha)
-        torch.neg(mlogp + target_entropy, out=log_alpha.grad)
-    step_fast(actor_opt)
-    return torch.stack([(alpha * logp - qmin).mean(), critic_loss, alpha_loss, z + alpha, -mlogp, q.mean()])
-
-def hand_grad_layers(actor, critic, critic_target, # The networks of an algorithm
-                     actor_cls: type=SquashedGaussianPolicy, # The default actor type the hand-written step handles
-                    ) -> list | None:
-    "The actor's layers when a hand-written step applies to these networks (default types, ReLU, CPU, fast paths on), else None."
-    ok = (type(actor) is actor_cls and type(critic) is EnsembleQNetwork and type(critic_target) is EnsembleQNetwork
-          and isinstance(critic.act_fn, nn.ReLU) and next(critic.parameters()).device.type == "cpu" and fast_enabled())
-    return relu_mlp_layers(actor.net) if ok else None
+class SACStep:
+    "`sac_step` as a `Step` on fixed networks: `step(batch)` -> stats [6] in the order of `SAC_STATS`."
+    def __init__(self, actor, critic, critic_target, actor_opt, critic_opt, # The networks and optimizers
+                 log_alpha, fixed_alpha: float, target_entropy: float, # As in `sac_step`
+                 params: dict, # Cached parameter lists: "critic" and "actor" (with log_alpha when learned)
+                 precision: str="float32", # "bfloat16": the step runs inside `torch.autocast`
+                 device: torch.device=torch.device("cpu"), # The networks' device (for the autocast)
+                ):
+        self.args = (actor, critic, critic_target, actor_opt, critic_opt, log_alpha, fixed_alpha, target_entropy)
+        self.params, self.precision, self.device = params, precision, device
+    def __call__(self, batch):
+        with autocast_for(self.precision, True, self.device): return sac_step(*self.args, batch, self.params)
 
 # %% ../../nbs/43_algos.sac.ipynb #c025
 class SAC(OffPolicyAlgorithm):
@@ -204,10 +155,13 @@ class SAC(OffPolicyAlgorithm):
         self._p = {"critic": self._cp, "actor": list(self.actor.parameters()) + ([self.log_alpha] if c.auto_entropy else [])}
         self.actor_opt = make_adam(self._p["actor"], c.learning_rate)   # log_alpha rides along (same lr, elementwise)
         self.critic_opt = make_adam(self._cp, c.learning_rate)
-        self._layers = hand_grad_layers(self.actor, self.critic, self.critic_target) if c.hand_grad else None
-        (self._hl,), self._cl = step_layers((self._layers,), (self.critic, self.critic_target), c.precision)
+        nets = {"actor": self.actor, "critic": self.critic, "critic_target": self.critic_target}
+        fast = c.hand_grad and make_step("sac", nets, {"actor": self.actor_opt, "critic": self.critic_opt},
+                                         log_alpha=self.log_alpha, fixed_alpha=c.ent_coef, target_entropy=self.target_entropy,
+                                         precision=c.precision, target_fn=sac_critic_target)
+        self._step = fast or SACStep(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt,
+                                     self.log_alpha, c.ent_coef, self.target_entropy, self._p, c.precision, dev)
         check_precision(c.precision, dev, "SAC")
-        self._ws = {}   # scratch buffers of the hand-written step, reused across steps (not checkpointed)
 
     def _nets(self): return {"actor": self.actor, "critic": self.critic, "critic_target": self.critic_target}
     def _optims(self): return {"actor_opt": self.actor_opt, "critic_opt": self.critic_opt}
@@ -226,12 +180,9 @@ class SAC(OffPolicyAlgorithm):
 
     def _train(self, n: int, state: TrainState) -> dict:
         c, stats = self.config, []
-        step, last = (sac_step, self._p) if self._layers is None else (lambda *a: sac_step_hand(*a, self._ws, self._cl), self._hl)
-        with autocast_for(c.precision, self._layers is None, self.device):
-            for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
-                stats.append(step(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt,
-                                  self.log_alpha, c.ent_coef, self.target_entropy, b, last))
-                if (state.n_updates + i + 1) % c.target_update_interval == 0: polyak_update(self._cp, self._tp, c.tau)
+        for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
+            stats.append(self._step(b))
+            if (state.n_updates + i + 1) % c.target_update_interval == 0: polyak_update(self._cp, self._tp, c.tau)
         m = (stats[0] if n == 1 else torch.stack(stats).mean(0)).tolist()   # one sync per phase
         return {f"train/{k}": v for k, v in zip(SAC_STATS, m)}
 

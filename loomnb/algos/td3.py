@@ -12,15 +12,14 @@ import torch
 import torch.nn as nn
 from ..train.learner import TrainState, register_algorithm
 from ..train.offpolicy import (OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, make_adam, step_fast,
-                              clear_grads, PRECISIONS, step_layers, check_precision, autocast_for)
-from ..agents.qnets import (DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic,
-                          mlp_forward, mlp_backward, ensemble_forward, ensemble_action_grad,
-                          relu_mlp_layers)
-from .sac import frozen, hand_grad_layers, _critic_step_hand
+                              clear_grads, PRECISIONS, check_precision, autocast_for)
+from ..agents.qnets import DeterministicPolicy, EnsembleQNetwork, polyak_update, target_copy, as_critic
+from ..fast import make_step
+from .sac import frozen
 
 # %% auto #0
 __all__ = ['TD3Config', 'DDPGConfig', 'smoothed_target_actions', 'td3_critic_target', 'td3_critic_loss', 'td3_actor_loss',
-           'td3_step', 'td3_step_hand', 'TD3', 'DDPG']
+           'td3_step', 'TD3Step', 'TD3', 'DDPG']
 
 # %% ../../nbs/44_algos.td3.ipynb #c005
 @dataclass
@@ -33,7 +32,7 @@ class TD3Config(OffPolicyConfig):
     exploration_noise: float = 0.1   # Std of the Gaussian exploration noise (normalised units)
     n_critics: int = 2               # Number of critics (min over them in the targets)
     hand_grad: bool = True           # On CPU with the default networks: hand-written gradients (same updates as autograd)
-    precision: str = "float32"       # "bfloat16": hidden-layer products in bfloat16, float32 elsewhere (`loomnb.agents.qnets.mixed_layers`)
+    precision: str = "float32"       # "bfloat16": hidden-layer products in bfloat16, float32 elsewhere (`loomnb.fast.q.mixed_layers`)
 
     def validate(self):
         super().validate()
@@ -109,34 +108,20 @@ def td3_step(actor: nn.Module, actor_target: nn.Module, critic: nn.Module, criti
     return out
 
 # %% ../../nbs/44_algos.td3.ipynb #c014
-@torch.no_grad()
-def td3_step_hand(actor: DeterministicPolicy, actor_target: nn.Module, # Default actor and its target
-                  critic: EnsembleQNetwork, critic_target: EnsembleQNetwork, # ReLU ensemble and its target
-                  actor_opt, critic_opt, batch: TorchBatch, cfg: TD3Config, update_actor: bool, params: dict, # as in `td3_step`
-                  layers: list, # `relu_mlp_layers(actor.net)`, or its `mixed_layers`
-                  target_layers: list | None=None, # The same of `actor_target.net` (None: call `actor_target`)
-                  ws: dict | None=None, # Workspace of scratch buffers reused across steps (`loomnb.agents.qnets.scratch`)
-                  critic_layers: tuple=(None, None), # `mixed_layers` of the critic's and the target's layers (None: float32)
-                 ) -> dict[str, torch.Tensor]:
-    "`td3_step` for the default networks with hand-written gradients (no autograd graph)."
-    obs, B, ad = batch.obs, batch.obs.shape[0], actor.act_dim
-    if target_layers is None: mu_t = actor_target(batch.next_obs)
-    else: mu_t = actor.max_action * torch.tanh(mlp_forward(target_layers, batch.next_obs, ws)[0])
-    na = smoothed_target_actions(mu_t, cfg.target_noise, cfg.noise_clip)
-    cl, tl = critic_layers
-    y = td3_critic_target(ensemble_forward(critic_target, torch.cat([batch.next_obs, na], 1), None, ws, tl)[0],
-                          batch.rewards, batch.terminated, batch.discounts)
-    q, critic_loss = _critic_step_hand(critic, critic_opt, obs, batch.actions, y, 1.0, ws, cl)
-    out = {"critic_loss": critic_loss, "q_values": q.mean()}
-    if update_actor:
-        o, hs = mlp_forward(layers, obs, ws)
-        t = torch.tanh(o)
-        q1, qhs = ensemble_forward(critic, torch.cat([obs, t * actor.max_action], 1), 1, ws, cl)
-        ga = ensemble_action_grad(critic, qhs, None, -1.0 / B, ad, ws, cl)    # d(-mean Q1)/da
-        mlp_backward(layers, hs, ga.mul_(1.0 - t * t).mul_(actor.max_action), False, ws); step_fast(actor_opt)
-        polyak_update(params["critic"] + params["actor"], params["critic_target"] + params["actor_target"], cfg.tau)
-        out["actor_loss"] = -q1.mean()
-    return out
+class TD3Step:
+    "`td3_step` as a `Step` on fixed networks: `step(batch, update_actor)` -> dict of stats; `act(obs)` -> actions."
+    def __init__(self, actor, actor_target, critic, critic_target, actor_opt, critic_opt, # The networks and optimizers
+                 cfg: TD3Config, # target_noise, noise_clip, tau
+                 params: dict, # Parameter lists: critic, critic_target, actor, actor_target
+                 device: torch.device=torch.device("cpu"), # The networks' device (for the autocast)
+                ):
+        self.nets, self.cfg, self.params, self.device = (actor, actor_target, critic, critic_target, actor_opt, critic_opt), cfg, params, device
+    def __call__(self, batch, update_actor: bool):
+        with autocast_for(self.cfg.precision, True, self.device):
+            return td3_step(*self.nets, batch, self.cfg, update_actor, self.params)
+    def act(self, obs: torch.Tensor) -> torch.Tensor:
+        "Actions [B, act_dim] of the actor (no graph)."
+        with torch.inference_mode(): return self.nets[0](obs)
 
 # %% ../../nbs/44_algos.td3.ipynb #c020
 class TD3(OffPolicyAlgorithm):
@@ -156,22 +141,20 @@ class TD3(OffPolicyAlgorithm):
                    "actor": list(self.actor.parameters()), "actor_target": list(self.actor_target.parameters())}
         self.actor_opt = make_adam(self._p["actor"], c.learning_rate)
         self.critic_opt = make_adam(self._p["critic"], c.learning_rate)
-        self._layers = hand_grad_layers(self.actor, self.critic, self.critic_target, DeterministicPolicy) if c.hand_grad else None
-        tl = None if self._layers is None else relu_mlp_layers(self.actor_target.net)
-        (self._hl, self._htl), self._cl = step_layers((self._layers, tl), (self.critic, self.critic_target), c.precision)
+        nets = {"actor": self.actor, "actor_target": self.actor_target, "critic": self.critic, "critic_target": self.critic_target}
+        fast = c.hand_grad and make_step("td3", nets, {"actor": self.actor_opt, "critic": self.critic_opt},
+                                         target_noise=c.target_noise, noise_clip=c.noise_clip, tau=c.tau, precision=c.precision,
+                                         smooth_fn=smoothed_target_actions, target_fn=td3_critic_target)
+        self._step = fast or TD3Step(self.actor, self.actor_target, self.critic, self.critic_target, self.actor_opt,
+                                     self.critic_opt, c, self._p, dev)
         check_precision(c.precision, dev, self.name.upper())
-        self._ws = {}   # scratch buffers of the hand-written step, reused across steps
 
     def _nets(self): return {"actor": self.actor, "actor_target": self.actor_target, "critic": self.critic,
                              "critic_target": self.critic_target}
     def _optims(self): return {"actor_opt": self.actor_opt, "critic_opt": self.critic_opt}
 
     def _act(self, obs, deterministic):
-        x = self._obs_tensor(obs)
-        if self._layers is not None:   # the default actor on CPU: its layers directly (no module calls, no graph)
-            a = (self.actor.max_action * torch.tanh(mlp_forward(self._layers, x)[0])).numpy()
-        else:
-            with torch.inference_mode(): a = self.actor(x).cpu().numpy()
+        a = self._step.act(self._obs_tensor(obs)).cpu().numpy()
         if not deterministic and self.config.exploration_noise > 0:
             a = np.clip(a + self.rng.normal(0.0, self.config.exploration_noise, a.shape), -1.0, 1.0).astype(np.float32)
         return a
@@ -180,11 +163,8 @@ class TD3(OffPolicyAlgorithm):
 
     def _train(self, n: int, state: TrainState) -> dict:
         c, stats = self.config, []
-        nets = (self.actor, self.actor_target, self.critic, self.critic_target, self.actor_opt, self.critic_opt)
-        step = td3_step if self._layers is None else (lambda *a: td3_step_hand(*a, self._hl, self._htl, self._ws, self._cl))
-        with autocast_for(c.precision, self._layers is None, self.device):
-            for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
-                stats.append(step(*nets, b, c, (state.n_updates + i + 1) % c.policy_delay == 0, self._p))
+        for i, b in enumerate(sample_batches(self.buffer, n, c.batch_size, self.rng, c.gamma, self.device)):
+            stats.append(self._step(b, (state.n_updates + i + 1) % c.policy_delay == 0))
         vals = iter(torch.stack([v for s in stats for v in s.values()]).tolist())   # one sync per phase
         per = {k: [] for k in ("critic_loss", "q_values", "actor_loss")}
         for s in stats:

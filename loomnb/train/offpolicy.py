@@ -18,14 +18,14 @@ from ..core import Config, ConfigError
 from .learner import Algorithm, TrainState
 from .collect import VecCollector
 from ..buffers.replay import ReplayBuffer, ReplayBatch
-from ..agents.qnets import polyak_update, target_copy, mixed_layers, ensemble_layers
+from ..agents.qnets import polyak_update, target_copy
 from ..fast.optim import make_adam, step_wrapped
 from ..fast.core import fast_enabled
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'OffPolicyConfig', 'ActionScaler', 'TorchBatch', 'to_torch', 'sample_batches', 'step_fast',
-           'clear_grads', 'step_layers', 'native_bf16', 'check_precision', 'autocast_for', 'GaussianNoise',
-           'OrnsteinUhlenbeckNoise', 'OffPolicyCollector', 'OffPolicyAlgorithm']
+           'clear_grads', 'native_bf16', 'check_precision', 'autocast_for', 'GaussianNoise', 'OrnsteinUhlenbeckNoise',
+           'OffPolicyCollector', 'OffPolicyAlgorithm']
 
 # %% ../../nbs/39_train.offpolicy.ipynb #c005
 @dataclass
@@ -142,14 +142,6 @@ def clear_grads(params: list) -> None:
 
 # %% ../../nbs/39_train.offpolicy.ipynb #c020
 PRECISIONS = ("float32", "bfloat16")   # values of SAC's and TD3's `precision`
-
-def step_layers(actors: tuple, # Layer lists of the actor networks the hand-written step runs, or None (autograd step)
-                critics: tuple, # The critic ensembles it evaluates (e.g. the critic and its target)
-                precision: str, # One of `PRECISIONS`
-               ) -> tuple[tuple, tuple]: # the actors' lists, and one list per critic (None: the ensemble's own)
-    "The layer lists a hand-written step takes: float32 as they are, or `mixed_layers` copies for bfloat16 products."
-    if precision == "float32" or any(l is None for l in actors): return tuple(actors), (None,) * len(critics)
-    return tuple(mixed_layers(l) for l in actors), tuple(mixed_layers(ensemble_layers(c)) for c in critics)
 
 def native_bf16(device: torch.device) -> bool:
     "False where bfloat16 products are converted in software: a CPU without AVX512-BF16/AMX-BF16, a GPU without bfloat16."

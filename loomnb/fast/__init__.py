@@ -6,6 +6,7 @@ Docs: https://loomorg.github.io/loomnb/fast.html.md"""
 
 # %% ../../nbs/36h_fast.ipynb #cea146f4
 from __future__ import annotations
+import torch
 from ..core import did_you_mean
 from .core import fast_enabled, fast_paths, Step
 from .optim import make_adam, make_rmsprop

@@ -251,7 +251,7 @@ def sac_step_hand(target_fn, # The algorithm's pure target: (next_q, next_logp, 
                   critic: EnsembleQNetwork, # ReLU critic ensemble
                   critic_target: EnsembleQNetwork, # Its target copy
                   actor_opt, critic_opt, log_alpha, fixed_alpha, target_entropy, # as in `loomnb.algos.sac.sac_step`
-                  batch: TorchBatch, # Minibatch
+                  batch, # Minibatch (a `loomnb.train.offpolicy.TorchBatch`)
                   layers: list, # `relu_mlp_layers(actor.net)`, or its `mixed_layers`
                   ws: dict | None=None, # Workspace of scratch buffers reused across steps (see `scratch`)
                   critic_layers: tuple=(None, None), # `mixed_layers` of the critic's and the target's layers (None: float32)

@@ -46,6 +46,7 @@ def test_sigkill_during_buffer_save(tmp_path):
     o = np.random.default_rng(0).standard_normal((20_000, 32)).astype(np.float32)
     b.push_batch(o, np.zeros(20_000, np.int64), np.ones(20_000, np.float32), o, np.zeros(20_000, bool), np.zeros(20_000, bool))
     old = tmp_path / "replay.npz"; b.save(old); sizes = [ReplayBuffer.load(old).size]
+    b.push(o[0], 1, 0.0, o[0], False, False)   # compile the single push here, so a child writes at once (a cold cache compiles for seconds)
     def write(k, i):
         b.push(o[i % 100], 1, float(i), o[i % 100], False, False); b.save(old)
         b.save(tmp_path / f"new{i}.npz")

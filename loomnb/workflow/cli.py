@@ -10,7 +10,7 @@ import argparse, json, os, sys, traceback
 from pathlib import Path
 from ..core import Config, ConfigError, did_you_mean
 from .runs import RunRegistry, RegistryError
-from .experiment import TrainingConfig, train_from_config
+from .experiment import TrainingConfig, train_from_config, trainer_env
 
 # %% auto #0
 __all__ = ['CONSOLE_KEYS', 'build_parser', 'cmd_train', 'cmd_eval', 'cmd_run', 'cmd_runs', 'main']
@@ -113,7 +113,7 @@ def cmd_eval(a) -> int:
     from loomnb.envs.registry import make
     if not Path(a.checkpoint).exists(): raise FileNotFoundError(f"--checkpoint {a.checkpoint} does not exist")
     tr = Trainer.from_checkpoint(a.checkpoint)
-    env_id = a.env or getattr(getattr(_trainer_env(tr), "spec", None), "id", None)
+    env_id = a.env or getattr(getattr(trainer_env(tr), "spec", None), "id", None)
     if env_id is None: raise ValueError("the checkpoint does not name its env: pass --env")
     env = make(env_id, num_envs=a.n_envs or min(a.episodes, 8), seed=a.seed)
     r = evaluate(tr, env, a.episodes, deterministic=not a.stochastic, seed=a.seed); env.close()

@@ -12,7 +12,7 @@ from ..core import Config
 from .runs import RunRegistry
 
 # %% auto #0
-__all__ = ['TrainingConfig', 'train_from_config']
+__all__ = ['TrainingConfig', 'trainer_env', 'train_from_config']
 
 # %% ../../nbs/80a_workflow.experiment.ipynb #c005
 @dataclass
@@ -36,7 +36,8 @@ class TrainingConfig(Config):
         if self.n_envs is not None: self.check_range("n_envs", 1)
 
 # %% ../../nbs/80a_workflow.experiment.ipynb #c008
-def _trainer_env(trainer):
+def trainer_env(trainer): # A Trainer, an algorithm, or anything with an env
+    "The vector env a trainer (or its algorithm) trains on, or None."
     for a in ("env", "envs", "vec_env"):
         e = getattr(trainer, a, None)
         if e is not None: return e
@@ -87,7 +88,7 @@ def train_from_config(cfg, # TrainingConfig, a dict of its fields, or a YAML pat
         if logger is not None: logger.close()
     metrics = {k: (v.item() if hasattr(v, "item") and getattr(v, "shape", None) == () else v) for k, v in metrics.items()}  # numpy -> Python
     if reg is not None:
-        env = _trainer_env(trainer)
+        env = trainer_env(trainer)
         reg.finish(rid, metrics={k: v for k, v in metrics.items() if isinstance(v, (int, float, str, bool))},
                    checkpoint=cfg.save, config=_resolved_config(trainer, cfg.config), **({"env": env} if env is not None else {}))
         metrics["run_id"] = rid

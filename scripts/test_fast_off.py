@@ -9,7 +9,7 @@ from nbdev.config import get_config
 from nbdev.test import test_nb
 from nbdev.test import read_nb
 
-def main(pattern=r"^(4[0-4]|44a|51)_algos\..*\.ipynb$"):
+def main(pattern=r"^(4\d[a-z]?|51)_algos\..*\.ipynb$"):
     cfg = get_config()
     skip = cfg.tst_flags.split() + ["fastpath"]
     files = sorted(f for f in Path(cfg.nbs_path).glob("*.ipynb") if re.match(pattern, f.name))

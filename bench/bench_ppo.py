@@ -369,7 +369,7 @@ def engine_room_bench(repeats=3, steps=None):
     """The engine room against plain torch, alternating, median of repeats (process CPU time):
     whole CartPole runs of PPO (zoo settings, 20k steps) and A2C (default config, 20k steps) with the fast paths on and
     off (`loomnb.fast.fast_paths`), and one optimizer step of `FusedAdam` / `ForeachRMSprop` against torch's
-    `Adam(foreach=True)` / `RMSprop(foreach=True)` on PPO's CartPole networks."""
+    `Adam(foreach=True)` / `RMSprop(foreach=True)` on PPO's CartPole networks, and `step_fast` against `opt.step()`."""
     import torch
     torch.set_num_threads(1)
     from loomnb.train.learner import Trainer
@@ -405,6 +405,20 @@ def engine_room_bench(repeats=3, steps=None):
         a, b = _median(res[True]), _median(res[False])
         print(f"{name} step on PPO's CartPole networks, CPU us: loomnb {a:6.1f}  torch {b:6.1f}  speed-up {b / a:5.2f}x")
         out.update({f"{name}_step_us": a, f"{name}_torch_step_us": b})
+    # step_fast: the same FusedAdam stepped without PyTorch's profiling/hook wrapper, vs opt.step()
+    from loomnb.fast.optim import step_fast
+    res = {True: [], False: []}
+    for r in range(repeats + 1):
+        for fast in (True, False):
+            ps = [torch.nn.Parameter(p.detach().clone()) for p in pol.parameters()]
+            for p in ps: p.grad = torch.randn_like(p)
+            o = FusedAdam(ps, lr=1e-3, eps=1e-5); f = step_fast if fast else (lambda o: o.step()); f(o)
+            t0 = time.process_time()
+            for _ in range(2000): f(o)
+            if r: res[fast].append((time.process_time() - t0) / 2000 * 1e6)
+    a, b = _median(res[True]), _median(res[False])
+    print(f"step_fast vs opt.step() (FusedAdam, PPO's CartPole networks), CPU us: {a:6.1f} vs {b:6.1f}  speed-up {b / a:5.2f}x")
+    out.update({"step_fast_us": a, "opt_step_us": b})
     return out
 
 

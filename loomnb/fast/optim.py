@@ -12,7 +12,7 @@ from torch.optim.optimizer import _global_optimizer_pre_hooks as _GLOBAL_PRE, _g
 from .core import fast_enabled
 
 # %% auto #0
-__all__ = ['FusedAdam', 'make_adam', 'make_rmsprop', 'step_wrapped', 'fused_adam_stepper', 'ForeachRMSprop']
+__all__ = ['FusedAdam', 'make_adam', 'make_rmsprop', 'step_wrapped', 'fused_adam_stepper', 'step_fast', 'ForeachRMSprop']
 
 # %% ../../nbs/36c_fast.optim.ipynb #c024
 def _undecorated(f): return getattr(f, "__wrapped__", f)
@@ -132,6 +132,14 @@ def fused_adam_stepper(opt: torch.optim.Optimizer, # The optimizer (only a `Fuse
             flat.add_(1)
             _fused_adam(g, ps, gs, ms, vs, steps)
     return step
+
+# %% ../../nbs/36c_fast.optim.ipynb #4693aac7
+def step_fast(opt: torch.optim.Optimizer) -> None:
+    "`opt.step()` without PyTorch's profiling/hook wrapper when nothing wraps it (no step hooks, no `step` set on the instance; same update)."
+    raw = getattr(type(opt).step, "__wrapped__", None)
+    if raw is None or step_wrapped(opt) or not fast_enabled(): opt.step()   # hooks or a step wrapped on the instance (an LR scheduler's) run
+    else: raw(opt)
+
 
 # %% ../../nbs/36c_fast.optim.ipynb #c037
 class ForeachRMSprop(_NoDynamoSteps, torch.optim.RMSprop):

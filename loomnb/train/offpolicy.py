@@ -19,12 +19,11 @@ from .learner import Algorithm, TrainState
 from .collect import VecCollector
 from ..buffers.replay import ReplayBuffer, ReplayBatch
 from ..agents.qnets import polyak_update, target_copy
-from ..fast.optim import make_adam, step_wrapped
-from ..fast.core import fast_enabled
+from ..fast.optim import make_adam, step_fast
 
 # %% auto #0
-__all__ = ['PRECISIONS', 'OffPolicyConfig', 'ActionScaler', 'TorchBatch', 'to_torch', 'sample_batches', 'step_fast',
-           'clear_grads', 'native_bf16', 'check_precision', 'autocast_for', 'GaussianNoise', 'OrnsteinUhlenbeckNoise',
+__all__ = ['PRECISIONS', 'OffPolicyConfig', 'ActionScaler', 'TorchBatch', 'to_torch', 'sample_batches', 'clear_grads',
+           'native_bf16', 'check_precision', 'autocast_for', 'GaussianNoise', 'OrnsteinUhlenbeckNoise',
            'OffPolicyCollector', 'OffPolicyAlgorithm']
 
 # %% ../../nbs/39_train.offpolicy.ipynb #c005
@@ -130,12 +129,6 @@ def sample_batches(buffer: ReplayBuffer, # Buffer to sample from (uniform)
     return out
 
 # %% ../../nbs/39_train.offpolicy.ipynb #c016
-def step_fast(opt: torch.optim.Optimizer) -> None:
-    "`opt.step()` without PyTorch's profiling/hook wrapper when nothing wraps it (no step hooks, no `step` set on the instance; same update)."
-    raw = getattr(type(opt).step, "__wrapped__", None)
-    if raw is None or step_wrapped(opt) or not fast_enabled(): opt.step()   # hooks or a step wrapped on the instance (an LR scheduler's) run
-    else: raw(opt)
-
 def clear_grads(params: list) -> None:
     "Set `.grad = None` on every tensor of `params` (a cached list)."
     for p in params: p.grad = None

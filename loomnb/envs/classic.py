@@ -10,7 +10,8 @@ import math
 import numpy as np
 from numba import njit, prange
 from gymnasium import spaces
-from .core import NativeVecEnv, EnvSpec, pcg64_uniform, native_step, native_step_parallel, native_reset
+from .core import EnvSpec, pcg64_uniform
+from .native import NativeVecEnv, native_step, native_step_parallel, native_reset
 
 # %% auto #0
 __all__ = ['compare_with_gymnasium', 'cartpole_step_kernel', 'cartpole_step_kernel_parallel', 'cartpole_reset_kernel',

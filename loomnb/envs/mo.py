@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 from gymnasium import spaces
-from .core import VecEnv, NativeVecEnv, EnvSpec, native_step, native_reset
+from .core import VecEnv, EnvSpec
+from .native import NativeVecEnv, native_step, native_reset
 from .wrappers import VecEnvWrapper
 
 # %% auto #0

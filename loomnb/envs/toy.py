@@ -10,7 +10,8 @@ import math
 import numpy as np
 from numba import njit
 from gymnasium import spaces
-from .core import NativeVecEnv, EnvSpec, pcg64_uniform, native_step, native_reset
+from .core import EnvSpec, pcg64_uniform
+from .native import NativeVecEnv, native_step, native_reset
 
 # %% auto #0
 __all__ = ['identity_step_kernel', 'identity_reset_kernel', 'IdentityVecEnv', 'target_step_kernel', 'target_reset_kernel',

@@ -12,13 +12,13 @@ from numba import njit, prange
 from gymnasium import spaces
 from .core import EnvSpec, pcg64_uniform
 from .native import NativeVecEnv, native_step, native_step_parallel, native_reset
+from .pendulum import PendulumVecEnv, pendulum_step_kernel, pendulum_reset_kernel
 
 # %% auto #0
 __all__ = ['compare_with_gymnasium', 'cartpole_step_kernel', 'cartpole_step_kernel_parallel', 'cartpole_reset_kernel',
            'CartPoleVecEnv', 'acrobot_step_kernel', 'acrobot_reset_kernel', 'AcrobotVecEnv', 'mountaincar_step_kernel',
-           'mountaincar_reset_kernel', 'MountainCarVecEnv', 'pendulum_step_kernel', 'pendulum_reset_kernel',
-           'PendulumVecEnv', 'mountaincarcont_step_kernel', 'mountaincarcont_reset_kernel',
-           'MountainCarContinuousVecEnv']
+           'mountaincar_reset_kernel', 'MountainCarVecEnv', 'mountaincarcont_step_kernel',
+           'mountaincarcont_reset_kernel', 'MountainCarContinuousVecEnv']
 
 # %% ../../nbs/31_envs.classic.ipynb #c005
 def compare_with_gymnasium(env_id: str, # Native id, also used for gymnasium.make
@@ -240,61 +240,6 @@ class MountainCarVecEnv(NativeVecEnv):
                  spec: EnvSpec | None=None): # Registry spec (set by `make`)
         spec = spec or EnvSpec("MountainCar", "0", "loomnb.envs.classic:MountainCarVecEnv", max_episode_steps, -110.0)
         super().__init__(num_envs, seed, spec, np.array([float(goal_velocity)]), max_episode_steps)
-
-# %% ../../nbs/31_envs.classic.ipynb #c039
-@njit(cache=True)
-def _pend_reset_one(state, rng, params, i):
-    state[i, 0] = pcg64_uniform(rng, i, -math.pi, math.pi); state[i, 1] = pcg64_uniform(rng, i, -1.0, 1.0)
-
-@njit(cache=True)
-def _pend_step_one(state, rng, params, i, actions):
-    "One step of copy `i` under torque `actions[i, 0]` (float32 actions round as gymnasium's do); returns (reward, terminated)."
-    u_raw = np.float64(actions[i, 0]); f32 = actions.itemsize == 4
-    th = state[i, 0]; thdot = state[i, 1]; g = params[0]; two = params[1]; dt = 0.05
-    u = min(max(u_raw, -2.0), 2.0)
-    if f32:
-        uf = np.float32(u)
-        u_cost = np.float64(np.float32(0.001) * math.pow(uf, np.float32(two))); u_acc = np.float64(np.float32(3.0) * uf)
-    else:
-        u_cost = 0.001 * math.pow(u, two); u_acc = 3.0 / (1.0 * 1.0 ** 2) * u
-    an = (th + math.pi) % (2 * math.pi) - math.pi
-    costs = math.pow(an, two) + 0.1 * math.pow(thdot, two) + u_cost
-    newthdot = thdot + (3 * g / (2 * 1.0) * math.sin(th) + u_acc) * dt
-    newthdot = min(max(newthdot, -8.0), 8.0)
-    state[i, 0] = th + newthdot * dt; state[i, 1] = newthdot
-    return -costs, False
-
-@njit(cache=True, inline="always")
-def _pend_obs(state, params, i, out):
-    out[i, 0] = math.cos(state[i, 0]); out[i, 1] = math.sin(state[i, 0]); out[i, 2] = state[i, 1]
-
-# %% ../../nbs/31_envs.classic.ipynb #c040
-@njit(cache=True)
-def pendulum_step_kernel(mem, actions):
-    "Step N Pendulums with same-step autoreset; returns the status code of `loomnb.envs.core` (NaN and inf actions are invalid)."
-    return native_step(mem, actions, _pend_reset_one, _pend_step_one, _pend_obs)
-
-@njit(cache=True)
-def pendulum_reset_kernel(state, t, ret, rng, params, mask, obs):
-    "Reset the Pendulums where `mask`."
-    native_reset(state, t, ret, rng, params, mask, obs, _pend_reset_one, _pend_obs)
-
-# %% ../../nbs/31_envs.classic.ipynb #c041
-class PendulumVecEnv(NativeVecEnv):
-    "N Pendulum-v1 copies stepped by one Numba kernel call."
-    state_dim = 2
-    step_kernel = pendulum_step_kernel
-    reset_kernel = pendulum_reset_kernel
-    single_observation_space = spaces.Box(-np.array([1.0, 1.0, 8.0], np.float32), np.array([1.0, 1.0, 8.0], np.float32), dtype=np.float32)
-    single_action_space = spaces.Box(-2.0, 2.0, (1,), np.float32)
-
-    def __init__(self, num_envs: int=1, # Number of copies N
-                 seed: int | None=None, # Copy n is seeded with seed + n
-                 max_episode_steps: int | None=200, # Time limit (truncation)
-                 g: float=10.0, # Gravity
-                 spec: EnvSpec | None=None): # Registry spec (set by `make`)
-        spec = spec or EnvSpec("Pendulum", "1", "loomnb.envs.classic:PendulumVecEnv", max_episode_steps, None)
-        super().__init__(num_envs, seed, spec, np.array([float(g), 2.0]), max_episode_steps)  # params: [g, pow exponent 2]
 
 # %% ../../nbs/31_envs.classic.ipynb #c045
 @njit(cache=True)

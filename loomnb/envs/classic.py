@@ -82,7 +82,7 @@ def _cartpole_obs(state, params, i, out):
 # %% ../../nbs/31_envs.classic.ipynb #c008
 @njit(cache=True)
 def cartpole_step_kernel(mem, actions):
-    "Step N CartPoles with same-step autoreset; returns the status code of `loomnb.envs.core`."
+    "Step N CartPoles with same-step autoreset; returns the status code of `loomnb.envs.native`."
     return native_step(mem, actions, _cartpole_reset_one, _cartpole_step_one, _cartpole_obs)
 
 @njit(cache=True, parallel=True)
@@ -168,7 +168,7 @@ def _acrobot_obs(state, params, i, out):
 # %% ../../nbs/31_envs.classic.ipynb #c030
 @njit(cache=True)
 def acrobot_step_kernel(mem, actions):
-    "Step N Acrobots with same-step autoreset; returns the status code of `loomnb.envs.core`."
+    "Step N Acrobots with same-step autoreset; returns the status code of `loomnb.envs.native`."
     return native_step(mem, actions, _acrobot_reset_one, _acrobot_step_one, _acrobot_obs)
 
 @njit(cache=True)
@@ -216,7 +216,7 @@ def _mc_obs(state, params, i, out): out[i, 0] = state[i, 0]; out[i, 1] = state[i
 
 @njit(cache=True)
 def mountaincar_step_kernel(mem, actions):
-    "Step N MountainCars with same-step autoreset; returns the status code of `loomnb.envs.core`."
+    "Step N MountainCars with same-step autoreset; returns the status code of `loomnb.envs.native`."
     return native_step(mem, actions, _mc_reset_one, _mc_step_one, _mc_obs)
 
 @njit(cache=True)
@@ -279,7 +279,7 @@ def _mcc_step_one(state, rng, params, i, actions):
 # %% ../../nbs/31_envs.classic.ipynb #c046
 @njit(cache=True)
 def mountaincarcont_step_kernel(mem, actions):
-    "Step N continuous MountainCars with same-step autoreset; returns the status code of `loomnb.envs.core` (NaN and inf actions are invalid)."
+    "Step N continuous MountainCars with same-step autoreset; returns the status code of `loomnb.envs.native` (NaN and inf actions are invalid)."
     return native_step(mem, actions, _mcc_reset_one, _mcc_step_one, _mc_obs)
 
 @njit(cache=True)

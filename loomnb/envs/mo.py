@@ -127,7 +127,7 @@ def _dst_obs(state, params, i, out):
 
 @njit(cache=True)
 def dst_step_kernel(mem, actions):
-    "Step N Deep Sea Treasures with same-step autoreset (the native-env template of `loomnb.envs.core`)."
+    "Step N Deep Sea Treasures with same-step autoreset (the native-env template of `loomnb.envs.native`)."
     return native_step(mem, actions, _dst_reset_one, _dst_step_one, _dst_obs)
 
 @njit(cache=True)

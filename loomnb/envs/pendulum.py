@@ -46,7 +46,7 @@ def _pend_obs(state, params, i, out):
 # %% ../../nbs/31b_envs.pendulum.ipynb #c040
 @njit(cache=True)
 def pendulum_step_kernel(mem, actions):
-    "Step N Pendulums with same-step autoreset; returns the status code of `loomnb.envs.core` (NaN and inf actions are invalid)."
+    "Step N Pendulums with same-step autoreset; returns the status code of `loomnb.envs.native` (NaN and inf actions are invalid)."
     return native_step(mem, actions, _pend_reset_one, _pend_step_one, _pend_obs)
 
 @njit(cache=True)

@@ -88,7 +88,7 @@ def make(id: str, # "Name-vX", "Name" (latest version) or any gymnasium id
          seed: int | None=None, # Copy n is seeded with seed + n
          backend: str="auto", # "auto" (native when loomnb has the id), "native" or "gymnasium"
          vectorization_mode: str="sync", # gymnasium backend only: "sync" or "async"
-         copy: bool=True, # Native envs: fresh output arrays each step (False: two reused slots, see loomnb.envs.core)
+         copy: bool=True, # Native envs: fresh output arrays each step (False: two reused slots, see loomnb.envs.native)
          **kwargs) -> VecEnv: # Env kwargs (override the registered defaults; `max_episode_steps` overrides the time limit)
     "Build a vector env by id."
     if backend not in ("auto", "native", "gymnasium"):

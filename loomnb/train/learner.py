@@ -6,22 +6,22 @@ Docs: https://loomorg.github.io/loomnb/train.learner.html.md"""
 
 # %% ../../nbs/38_train.learner.ipynb #c002
 from __future__ import annotations
-import copy, dataclasses, math, os, tempfile, time, warnings
+import dataclasses, os, tempfile, time, warnings
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import torch
 from ..core import Config, ConfigError, RUN_OPTIONS, atomic_write, did_you_mean, get_device, seed_everything
-from ..ops.stats import all_finite
 from ..ops._runtime import lean_numba_runtime
 from .checkpoint import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, CheckpointError, to_safe, from_safe, checkpoint_digest,
                                      load_checkpoint, env_record, make_kwargs, env_from_record, restore_env)
+from .nonfinite import NonFiniteError, FiniteEnv, first_nonfinite, nan_guard_snapshot, nan_guard_restore
 
 # %% auto #0
 __all__ = ['ALGORITHMS', 'TrainState', 'CancelFitException', 'Callback', 'set_data_parallel', 'data_parallel_setup',
            'TrainResult', 'Algorithm', 'register_algorithm', 'get_algorithm', 'algorithms_supporting', 'resolve_config',
-           'NonFiniteError', 'Trainer']
+           'Trainer']
 
 # %% ../../nbs/38_train.learner.ipynb #c013
 @dataclass
@@ -174,7 +174,7 @@ def _resolve_algorithm_args(cls, env, config, device, n_envs, seed, env_id, over
     if overrides: cfg = cfg.merge(overrides)
     seed = 0 if seed is None else seed
     cfg, venv, device = _prepare(cls, env, cfg, seed, device)
-    return _FiniteEnv(venv), cfg, device, seed   # checked as under a Trainer (`Trainer.from_algorithm` unwraps it)
+    return FiniteEnv(venv), cfg, device, seed   # checked as under a Trainer (`Trainer.from_algorithm` unwraps it)
 
 def _init_extras(cls) -> tuple:
     "Keyword parameters of `cls.__init__` beyond (env, config, device, policy), e.g. the off-policy `buffer`, `collector`."
@@ -314,82 +314,6 @@ def _prepare(cls, env, cfg, seed: int, device):
                          f"{', '.join(algorithms_supporting(sp)) or 'none'}")
     return cfg, _wrap_env(venv, cfg), device
 
-# %% ../../nbs/38_train.learner.ipynb #5f8b0d61
-class NonFiniteError(FloatingPointError):
-    "A NaN or inf reached training (an observation, reward, loss, gradient or parameter); the message names it and the step."
-
-def _torch_parts(algo) -> dict:
-    "The modules, optimisers and float tensors an update of `algo` changes, by attribute name."
-    return {k: v for k, v in vars(algo).items()
-            if isinstance(v, (torch.nn.Module, torch.optim.Optimizer)) or (isinstance(v, torch.Tensor) and v.is_floating_point())}
-
-def _first_nonfinite(algo, metrics=None) -> str | None:
-    "What is non-finite first: a `*loss*` metric, then a gradient, then a parameter of `algo`; None when all are finite."
-    for k, v in (metrics or {}).items():
-        if "loss" in k and isinstance(v, (int, float, np.floating)) and not math.isfinite(v): return f"the loss `{k}` is {v}"
-    parts = _torch_parts(algo)
-    ps = [p for v in parts.values() if not isinstance(v, torch.optim.Optimizer)
-          for p in (v.parameters() if isinstance(v, torch.nn.Module) else [v])]
-    # fast path: one fused norm of every parameter (a bad gradient reaches the parameters through the optimiser step);
-    # it is non-finite for a NaN/inf, or for a huge finite value, which the scan below then clears
-    if not ps or bool(torch.isfinite(torch.nn.utils.get_total_norm(ps, 2.0))): return None
-    for name, part in parts.items():
-        if isinstance(part, torch.optim.Optimizer): continue
-        for pn, p in (part.named_parameters() if isinstance(part, torch.nn.Module) else [("", part)]):
-            full = f"{name}.{pn}" if pn else name
-            if p.grad is not None and not bool(torch.isfinite(p.grad).all()): return f"the gradient of `{full}` holds NaN/inf"
-            if not bool(torch.isfinite(p.detach()).all()): return f"the parameter `{full}` holds NaN/inf"
-    return None
-
-def _snapshot(algo) -> dict:
-    "Copies of the state of `algo`'s modules, optimisers and tensors (what `nan_guard` restores)."
-    return {k: v.detach().clone() if isinstance(v, torch.Tensor) else copy.deepcopy(v.state_dict()) for k, v in _torch_parts(algo).items()}
-
-def _restore(algo, snap: dict):
-    "Put a `_snapshot` back and drop the gradients."
-    for k, v in _torch_parts(algo).items():
-        if k not in snap: continue
-        if isinstance(v, torch.Tensor):
-            with torch.no_grad(): v.copy_(snap[k])
-            v.grad = None
-        else:
-            v.load_state_dict(snap[k])
-            if isinstance(v, torch.nn.Module):
-                for p in v.parameters(): p.grad = None
-
-# %% ../../nbs/38_train.learner.ipynb #aa4c28a7
-def _finite(x: np.ndarray) -> bool:
-    "No NaN/inf in the float array `x`."
-    return bool(np.isfinite(x).all())
-
-class _FiniteEnv:
-    "The env an algorithm steps under a `Trainer`: everything is forwarded; a NaN/inf observation or reward raises `NonFiniteError`."
-    def __init__(self, env): self.__dict__.update(env=env, global_step=0, _n=env.num_envs)
-    def __getattr__(self, k):
-        env = self.__dict__.get("env")
-        if env is None: raise AttributeError(k)
-        return getattr(env, k)
-    def __setattr__(self, k, v):
-        if k == "global_step": self.__dict__[k] = v
-        else: setattr(self.env, k, v)
-    def _check(self, what, x):
-        if type(x) is np.ndarray and x.dtype.kind == "f" and not _finite(x):
-            rows = ~np.isfinite(x.reshape(len(x), -1)).all(1) if x.ndim else np.array([True])
-            i = int(np.flatnonzero(rows)[0])
-            raise NonFiniteError(f"NaN/inf in the `{what}` of env copy {i} at step {self.global_step} "
-                                 f"(env {getattr(getattr(self.env, 'spec', None), 'id', type(self.env).__name__)}): {x[i] if x.ndim else x!r}")
-    def reset(self, *args, **kwargs):
-        out = self.env.reset(*args, **kwargs); self._check("observations", out[0]); return out
-    def reset_envs(self, mask):
-        obs = self.env.reset_envs(mask); self._check("observations", obs); return obs
-    def step(self, actions):
-        out = self.env.step(actions)
-        self.__dict__["global_step"] += self._n
-        o, r = out[0], out[1]
-        if type(o) is np.ndarray and type(r) is np.ndarray and o.dtype.char in "fd" and r.dtype.char in "fd" and all_finite(o, r): return out
-        self._check("observations", o); self._check("rewards", r)
-        return out
-
 # %% ../../nbs/38_train.learner.ipynb #off001
 def _offline_inputs(cls, dataset, env):
     "(dataset, env) of a run: an offline algorithm (`cls.offline`) takes `dataset=`, and `env` defaults to the dataset's env id."
@@ -426,7 +350,7 @@ class Trainer:
         cfg = resolve_config(cls, config, n_envs)
         self.seed = seed
         self.config, self.env, self.device = _prepare(cls, env, cfg, seed, device)
-        self._finite_env = _FiniteEnv(self.env)   # what the algorithm steps: observations and rewards are checked
+        self._finite_env = FiniteEnv(self.env)   # what the algorithm steps: observations and rewards are checked
         algo = cls(self._finite_env, self.config, device=self.device, policy=policy, **({} if dataset is None else {"dataset": dataset}))
         self._adopt(algo, seed, callbacks, logger, log_interval, nan_guard)
 
@@ -441,9 +365,9 @@ class Trainer:
         "A Trainer that drives the instance `algo` (its env, config and device) with the same loop."
         if not isinstance(algo, Algorithm): raise TypeError(f"from_algorithm: `algo` must be a loomnb Algorithm, got {type(algo).__name__}")
         self = cls.__new__(cls)
-        fe = algo.env if isinstance(algo.env, _FiniteEnv) else None   # the algorithm-level call steps a checked env
+        fe = algo.env if isinstance(algo.env, FiniteEnv) else None   # the algorithm-level call steps a checked env
         self.seed, self.config, self.device = seed, algo.config, algo.device
-        self.env, self._finite_env = (fe.env, fe) if fe is not None else (algo.env, _FiniteEnv(algo.env))
+        self.env, self._finite_env = (fe.env, fe) if fe is not None else (algo.env, FiniteEnv(algo.env))
         self._adopt(algo, seed, callbacks, logger, log_interval, nan_guard)
         return self
 
@@ -545,15 +469,15 @@ class Trainer:
 
     def _checked_update(self, s) -> dict:
         "`algo.update`, then the NaN/inf check of its losses, gradients and parameters (raise, or skip under `nan_guard`)."
-        snap = _snapshot(self.algo) if self.nan_guard else None
+        snap = nan_guard_snapshot(self.algo) if self.nan_guard else None
         m = self.algo.update(s)
-        bad = _first_nonfinite(self.algo, m)
+        bad = first_nonfinite(self.algo, m)
         if bad is None: return {**m, "train/nan_skipped": len(self.nan_skips)} if self.nan_guard else m
         where = f"{bad} after the update at step {s.global_step} (iteration {s.iteration})"
         if snap is None:
             raise NonFiniteError(f"{where}: training stopped before this iteration's callbacks, so no checkpoint holds it "
                                  f"(Trainer(nan_guard=True) skips such updates instead)")
-        _restore(self.algo, snap)
+        nan_guard_restore(self.algo, snap)
         self.nan_skips.append({"step": s.global_step, "iteration": s.iteration, "what": bad})
         warnings.warn(f"nan_guard: skipped an update: {where}; the model is as before it", RuntimeWarning, stacklevel=3)
         return {k: v for k, v in m.items() if "loss" not in k} | {"train/nan_skipped": len(self.nan_skips)}
@@ -577,7 +501,7 @@ class Trainer:
              ) -> Path:
         "Write a checkpoint that `Trainer.from_checkpoint` resumes exactly."
         from loomnb import __version__
-        bad = _first_nonfinite(self.algo)
+        bad = first_nonfinite(self.algo)
         if bad: raise NonFiniteError(f"Trainer.save: {bad} at step {self.state.global_step}; {str(path)!r} was not written")
         rng = {"torch": torch.get_rng_state(),
                "cuda": [torch.cuda.get_rng_state(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []}

@@ -6,22 +6,22 @@ Docs: https://loomorg.github.io/loomnb/train.learner.html.md"""
 
 # %% ../../nbs/38_train.learner.ipynb #c002
 from __future__ import annotations
-import copy, dataclasses, hashlib, math, os, pickle, tempfile, time, warnings, zipfile
+import dataclasses, os, tempfile, time, warnings
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import torch
 from ..core import Config, ConfigError, RUN_OPTIONS, atomic_write, did_you_mean, get_device, seed_everything
-from ..ops.stats import all_finite
 from ..ops._runtime import lean_numba_runtime
+from .checkpoint import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, CheckpointError, to_safe, from_safe, checkpoint_digest,
+                                     load_checkpoint, env_record, make_kwargs, env_from_record, restore_env)
+from .nonfinite import NonFiniteError, FiniteEnv, first_nonfinite, nan_guard_snapshot, nan_guard_restore
 
 # %% auto #0
-__all__ = ['ALGORITHMS', 'CHECKPOINT_FORMAT', 'CHECKPOINT_VERSION', 'TrainState', 'CancelFitException', 'Callback',
-           'set_data_parallel', 'data_parallel_setup', 'TrainResult', 'Algorithm', 'register_algorithm',
-           'get_algorithm', 'algorithms_supporting', 'CheckpointError', 'to_safe', 'checkpoint_digest', 'from_safe',
-           'load_checkpoint', 'resolve_config', 'NonFiniteError', 'env_record', 'make_kwargs', 'env_from_record',
-           'restore_env', 'Trainer']
+__all__ = ['ALGORITHMS', 'TrainState', 'CancelFitException', 'Callback', 'set_data_parallel', 'data_parallel_setup',
+           'TrainResult', 'Algorithm', 'register_algorithm', 'get_algorithm', 'algorithms_supporting', 'resolve_config',
+           'Trainer']
 
 # %% ../../nbs/38_train.learner.ipynb #c013
 @dataclass
@@ -174,7 +174,7 @@ def _resolve_algorithm_args(cls, env, config, device, n_envs, seed, env_id, over
     if overrides: cfg = cfg.merge(overrides)
     seed = 0 if seed is None else seed
     cfg, venv, device = _prepare(cls, env, cfg, seed, device)
-    return _FiniteEnv(venv), cfg, device, seed   # checked as under a Trainer (`Trainer.from_algorithm` unwraps it)
+    return FiniteEnv(venv), cfg, device, seed   # checked as under a Trainer (`Trainer.from_algorithm` unwraps it)
 
 def _init_extras(cls) -> tuple:
     "Keyword parameters of `cls.__init__` beyond (env, config, device, policy), e.g. the off-policy `buffer`, `collector`."
@@ -262,75 +262,6 @@ def algorithms_supporting(space_name: str) -> list[str]:
         except Exception: pass
     return sorted(k for k, c in ALGORITHMS.items() if space_name in getattr(c, "action_spaces", ()))
 
-# %% ../../nbs/38_train.learner.ipynb #c022
-CHECKPOINT_FORMAT, CHECKPOINT_VERSION = "loomnb.checkpoint", 1
-
-class CheckpointError(ValueError):
-    "A file is not a readable loomnb checkpoint, or does not match the env it is restored into."
-
-def to_safe(obj):
-    "Recursively turn NumPy arrays/scalars into `torch.load(weights_only=True)`-safe values."
-    if isinstance(obj, np.ndarray):
-        return {"__ndarray__": torch.from_numpy(np.array(obj, order="C", copy=True))} if obj.dtype != object else obj.tolist()
-    if isinstance(obj, np.generic): return obj.item()
-    if isinstance(obj, dict): return {k: to_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)): return type(obj)(to_safe(v) for v in obj)
-    return obj
-
-def checkpoint_digest(obj, # Nested dicts/lists/tuples of tensors and plain values
-                     ) -> str:
-    "SHA-256 over a canonical walk of a checkpoint's plain values and tensor bytes (detects damage, not a signature)."
-    h = hashlib.sha256()
-    def walk(o):
-        if isinstance(o, torch.Tensor):
-            t = o.detach().cpu().contiguous().reshape(-1)
-            h.update(f"T{t.dtype}{tuple(o.shape)}:".encode()); h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
-        elif isinstance(o, dict):
-            h.update(f"D{len(o)}:".encode())
-            for k in sorted(o, key=lambda k: (type(k).__name__, repr(k))): walk(k); walk(o[k])
-        elif isinstance(o, (list, tuple)):
-            h.update(f"{type(o).__name__[0]}{len(o)}:".encode())
-            for v in o: walk(v)
-        else: h.update(f"{type(o).__name__}:{o!r};".encode())
-    walk(obj)
-    return h.hexdigest()
-
-def from_safe(obj):
-    "Inverse of `to_safe`: tagged tensors back to NumPy arrays."
-    if isinstance(obj, dict):
-        if len(obj) == 1 and "__ndarray__" in obj: return obj["__ndarray__"].numpy()
-        return {k: from_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)): return type(obj)(from_safe(v) for v in obj)
-    return obj
-
-# %% ../../nbs/38_train.learner.ipynb #c023
-def load_checkpoint(path, # File written by `Trainer.save`
-                    map_location="cpu", # Where tensors are loaded
-                   ) -> dict:
-    "Load and check a loomnb checkpoint with `torch.load(weights_only=True)`; raises `CheckpointError`."
-    p = Path(path)
-    if not p.is_file(): raise CheckpointError(f"Checkpoint {str(p)!r} does not exist")
-    if not zipfile.is_zipfile(p):
-        raise CheckpointError(f"{str(p)!r} is corrupt or not a torch checkpoint (not a torch.save zip archive)")
-    try: ck = torch.load(p, map_location=map_location, weights_only=True)
-    except pickle.UnpicklingError as e:
-        raise CheckpointError(f"{str(p)!r} holds objects other than tensors and plain Python values, so it was not "
-                              f"loaded (loomnb loads with weights_only=True and never runs code from a checkpoint): {str(e).splitlines()[0]}") from None
-    except (RuntimeError, EOFError, OSError, zipfile.BadZipFile, ValueError, KeyError, AttributeError) as e:
-        raise CheckpointError(f"{str(p)!r} is corrupt or not a torch checkpoint: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
-    if not isinstance(ck, dict) or ck.get("format") != CHECKPOINT_FORMAT:
-        keys = list(ck)[:8] if isinstance(ck, dict) else type(ck).__name__
-        raise CheckpointError(f"{str(p)!r} is not a loomnb checkpoint (no format tag {CHECKPOINT_FORMAT!r}; found {keys}). "
-                              "Checkpoints come from Trainer.save")
-    if ck.get("format_version") != CHECKPOINT_VERSION:
-        raise CheckpointError(f"{str(p)!r} has checkpoint format version {ck.get('format_version')!r}; this loomnb reads version {CHECKPOINT_VERSION}")
-    missing = [k for k in ("algo", "config", "env", "algo_state", "train_state", "rng") if k not in ck]
-    if missing: raise CheckpointError(f"{str(p)!r} is an incomplete loomnb checkpoint: missing {', '.join(missing)}")
-    if "digest" in ck and checkpoint_digest({k: v for k, v in ck.items() if k != "digest"}) != ck["digest"]:
-        raise CheckpointError(f"{str(p)!r} is damaged or was edited: its contents do not match the SHA-256 digest stored "
-                              "when it was written (truncated, bit-flipped or modified file)")
-    return ck
-
 # %% ../../nbs/38_train.learner.ipynb #c025
 def _space_name(sp) -> str: return type(sp).__name__
 
@@ -383,146 +314,6 @@ def _prepare(cls, env, cfg, seed: int, device):
                          f"{', '.join(algorithms_supporting(sp)) or 'none'}")
     return cfg, _wrap_env(venv, cfg), device
 
-# %% ../../nbs/38_train.learner.ipynb #5f8b0d61
-class NonFiniteError(FloatingPointError):
-    "A NaN or inf reached training (an observation, reward, loss, gradient or parameter); the message names it and the step."
-
-def _torch_parts(algo) -> dict:
-    "The modules, optimisers and float tensors an update of `algo` changes, by attribute name."
-    return {k: v for k, v in vars(algo).items()
-            if isinstance(v, (torch.nn.Module, torch.optim.Optimizer)) or (isinstance(v, torch.Tensor) and v.is_floating_point())}
-
-def _first_nonfinite(algo, metrics=None) -> str | None:
-    "What is non-finite first: a `*loss*` metric, then a gradient, then a parameter of `algo`; None when all are finite."
-    for k, v in (metrics or {}).items():
-        if "loss" in k and isinstance(v, (int, float, np.floating)) and not math.isfinite(v): return f"the loss `{k}` is {v}"
-    parts = _torch_parts(algo)
-    ps = [p for v in parts.values() if not isinstance(v, torch.optim.Optimizer)
-          for p in (v.parameters() if isinstance(v, torch.nn.Module) else [v])]
-    # fast path: one fused norm of every parameter (a bad gradient reaches the parameters through the optimiser step);
-    # it is non-finite for a NaN/inf, or for a huge finite value, which the scan below then clears
-    if not ps or bool(torch.isfinite(torch.nn.utils.get_total_norm(ps, 2.0))): return None
-    for name, part in parts.items():
-        if isinstance(part, torch.optim.Optimizer): continue
-        for pn, p in (part.named_parameters() if isinstance(part, torch.nn.Module) else [("", part)]):
-            full = f"{name}.{pn}" if pn else name
-            if p.grad is not None and not bool(torch.isfinite(p.grad).all()): return f"the gradient of `{full}` holds NaN/inf"
-            if not bool(torch.isfinite(p.detach()).all()): return f"the parameter `{full}` holds NaN/inf"
-    return None
-
-def _snapshot(algo) -> dict:
-    "Copies of the state of `algo`'s modules, optimisers and tensors (what `nan_guard` restores)."
-    return {k: v.detach().clone() if isinstance(v, torch.Tensor) else copy.deepcopy(v.state_dict()) for k, v in _torch_parts(algo).items()}
-
-def _restore(algo, snap: dict):
-    "Put a `_snapshot` back and drop the gradients."
-    for k, v in _torch_parts(algo).items():
-        if k not in snap: continue
-        if isinstance(v, torch.Tensor):
-            with torch.no_grad(): v.copy_(snap[k])
-            v.grad = None
-        else:
-            v.load_state_dict(snap[k])
-            if isinstance(v, torch.nn.Module):
-                for p in v.parameters(): p.grad = None
-
-# %% ../../nbs/38_train.learner.ipynb #aa4c28a7
-def _finite(x: np.ndarray) -> bool:
-    "No NaN/inf in the float array `x`."
-    return bool(np.isfinite(x).all())
-
-class _FiniteEnv:
-    "The env an algorithm steps under a `Trainer`: everything is forwarded; a NaN/inf observation or reward raises `NonFiniteError`."
-    def __init__(self, env): self.__dict__.update(env=env, global_step=0, _n=env.num_envs)
-    def __getattr__(self, k):
-        env = self.__dict__.get("env")
-        if env is None: raise AttributeError(k)
-        return getattr(env, k)
-    def __setattr__(self, k, v):
-        if k == "global_step": self.__dict__[k] = v
-        else: setattr(self.env, k, v)
-    def _check(self, what, x):
-        if type(x) is np.ndarray and x.dtype.kind == "f" and not _finite(x):
-            rows = ~np.isfinite(x.reshape(len(x), -1)).all(1) if x.ndim else np.array([True])
-            i = int(np.flatnonzero(rows)[0])
-            raise NonFiniteError(f"NaN/inf in the `{what}` of env copy {i} at step {self.global_step} "
-                                 f"(env {getattr(getattr(self.env, 'spec', None), 'id', type(self.env).__name__)}): {x[i] if x.ndim else x!r}")
-    def reset(self, *args, **kwargs):
-        out = self.env.reset(*args, **kwargs); self._check("observations", out[0]); return out
-    def reset_envs(self, mask):
-        obs = self.env.reset_envs(mask); self._check("observations", obs); return obs
-    def step(self, actions):
-        out = self.env.step(actions)
-        self.__dict__["global_step"] += self._n
-        o, r = out[0], out[1]
-        if type(o) is np.ndarray and type(r) is np.ndarray and o.dtype.char in "fd" and r.dtype.char in "fd" and all_finite(o, r): return out
-        self._check("observations", o); self._check("rewards", r)
-        return out
-
-# %% ../../nbs/38_train.learner.ipynb #c026
-def _plain_kwargs(kw):
-    "`kw` when it is plain data (numbers, strings, arrays, containers of them), else None."
-    def ok(v):
-        if v is None or isinstance(v, (bool, int, float, str, np.generic)): return True
-        if isinstance(v, np.ndarray): return v.dtype != object
-        if type(v) in (list, tuple): return all(ok(x) for x in v)
-        return type(v) is dict and all(isinstance(k, str) and ok(x) for k, x in v.items())
-    return dict(kw) if isinstance(kw, dict) and ok(kw) else None
-
-def env_record(env) -> dict:
-    "What a checkpoint stores about `env`: full id (namespace included), make-kwargs, backend, spec hash, state and normalisation."
-    sp = getattr(env, "spec", None)
-    rec = {"id": getattr(sp, "id", None), "name": getattr(sp, "name", None), "version": getattr(sp, "version", None),
-           "hash": getattr(sp, "hash", None), "num_envs": env.num_envs, "backend": getattr(sp, "backend", None),
-           "kwargs": to_safe(_plain_kwargs(getattr(sp, "kwargs", None))), "max_episode_steps": getattr(sp, "max_episode_steps", None),
-           "state": None, "normalization": None}
-    if callable(getattr(env, "get_state", None)):
-        try: st = to_safe(env.get_state())
-        except NotImplementedError: st = None
-        # a custom env whose state holds other objects: not saved (the checkpoint stays loadable; resume restarts its episodes)
-        rec["state"] = st if _loadable(st) else None
-    if callable(getattr(env, "state_dict", None)): rec["normalization"] = to_safe(env.state_dict())
-    return rec
-
-def _loadable(o) -> bool:
-    "True when `o` holds only what `torch.load(weights_only=True)` reads back (tensors, plain values, containers)."
-    if o is None or isinstance(o, (bool, int, float, str, bytes, torch.Tensor)): return True
-    if type(o) in (list, tuple): return all(_loadable(v) for v in o)
-    return type(o) is dict and all(isinstance(k, (str, int)) and _loadable(v) for k, v in o.items())
-
-_env_record = env_record
-
-def make_kwargs(rec: dict, # `env_record` output
-               ) -> dict:
-    "The keyword arguments of `make` that build the recorded env again: its kwargs, backend and time limit ({} for older files)."
-    kw = from_safe(rec.get("kwargs"))
-    if not isinstance(kw, dict): return {}
-    if rec.get("backend") == "gymnasium": return {**kw, "backend": "gymnasium"}
-    return {**kw, "max_episode_steps": rec.get("max_episode_steps")}
-
-def env_from_record(rec: dict, # `env_record` output
-                    seed=None, # Copy n is seeded with seed + n
-                   ):
-    "Make the env of a checkpoint again: its full id with the saved make-kwargs and backend (the id alone for older files)."
-    from loomnb.envs.registry import make
-    return make(rec["id"], num_envs=rec["num_envs"], seed=seed, **make_kwargs(rec))
-
-def restore_env(env, # Env built for the resumed run
-                rec: dict, # `env_record` output of the checkpoint
-                algo_state: dict | None=None, # The algorithm's state: its `last_obs` is replaced when episodes restart
-               ) -> bool: # True when the env's episodes restarted
-    "Restore env state and normalisation; envs whose state was not saved restart their episodes (with a warning)."
-    st = from_safe(rec.get("state"))
-    if st is not None: env.set_state(st)   # warns itself when its sub-envs restart
-    if rec.get("normalization") is not None: env.load_state_dict(from_safe(rec["normalization"]))
-    restart = isinstance(st, dict) and st.get("restart") is not None
-    if st is None and isinstance(algo_state, dict) and algo_state.get("last_obs") is not None:
-        warnings.warn(f"{rec.get('id')!r}: the checkpoint holds no state of this env (it does not support get_state); its episodes "
-                      "restart from a reset", stacklevel=2)
-        restart = True
-    if restart and isinstance(algo_state, dict) and "last_obs" in algo_state: algo_state["last_obs"] = env.reset()[0]
-    return restart
-
 # %% ../../nbs/38_train.learner.ipynb #off001
 def _offline_inputs(cls, dataset, env):
     "(dataset, env) of a run: an offline algorithm (`cls.offline`) takes `dataset=`, and `env` defaults to the dataset's env id."
@@ -559,7 +350,7 @@ class Trainer:
         cfg = resolve_config(cls, config, n_envs)
         self.seed = seed
         self.config, self.env, self.device = _prepare(cls, env, cfg, seed, device)
-        self._finite_env = _FiniteEnv(self.env)   # what the algorithm steps: observations and rewards are checked
+        self._finite_env = FiniteEnv(self.env)   # what the algorithm steps: observations and rewards are checked
         algo = cls(self._finite_env, self.config, device=self.device, policy=policy, **({} if dataset is None else {"dataset": dataset}))
         self._adopt(algo, seed, callbacks, logger, log_interval, nan_guard)
 
@@ -574,9 +365,9 @@ class Trainer:
         "A Trainer that drives the instance `algo` (its env, config and device) with the same loop."
         if not isinstance(algo, Algorithm): raise TypeError(f"from_algorithm: `algo` must be a loomnb Algorithm, got {type(algo).__name__}")
         self = cls.__new__(cls)
-        fe = algo.env if isinstance(algo.env, _FiniteEnv) else None   # the algorithm-level call steps a checked env
+        fe = algo.env if isinstance(algo.env, FiniteEnv) else None   # the algorithm-level call steps a checked env
         self.seed, self.config, self.device = seed, algo.config, algo.device
-        self.env, self._finite_env = (fe.env, fe) if fe is not None else (algo.env, _FiniteEnv(algo.env))
+        self.env, self._finite_env = (fe.env, fe) if fe is not None else (algo.env, FiniteEnv(algo.env))
         self._adopt(algo, seed, callbacks, logger, log_interval, nan_guard)
         return self
 
@@ -678,15 +469,15 @@ class Trainer:
 
     def _checked_update(self, s) -> dict:
         "`algo.update`, then the NaN/inf check of its losses, gradients and parameters (raise, or skip under `nan_guard`)."
-        snap = _snapshot(self.algo) if self.nan_guard else None
+        snap = nan_guard_snapshot(self.algo) if self.nan_guard else None
         m = self.algo.update(s)
-        bad = _first_nonfinite(self.algo, m)
+        bad = first_nonfinite(self.algo, m)
         if bad is None: return {**m, "train/nan_skipped": len(self.nan_skips)} if self.nan_guard else m
         where = f"{bad} after the update at step {s.global_step} (iteration {s.iteration})"
         if snap is None:
             raise NonFiniteError(f"{where}: training stopped before this iteration's callbacks, so no checkpoint holds it "
                                  f"(Trainer(nan_guard=True) skips such updates instead)")
-        _restore(self.algo, snap)
+        nan_guard_restore(self.algo, snap)
         self.nan_skips.append({"step": s.global_step, "iteration": s.iteration, "what": bad})
         warnings.warn(f"nan_guard: skipped an update: {where}; the model is as before it", RuntimeWarning, stacklevel=3)
         return {k: v for k, v in m.items() if "loss" not in k} | {"train/nan_skipped": len(self.nan_skips)}
@@ -710,13 +501,13 @@ class Trainer:
              ) -> Path:
         "Write a checkpoint that `Trainer.from_checkpoint` resumes exactly."
         from loomnb import __version__
-        bad = _first_nonfinite(self.algo)
+        bad = first_nonfinite(self.algo)
         if bad: raise NonFiniteError(f"Trainer.save: {bad} at step {self.state.global_step}; {str(path)!r} was not written")
         rng = {"torch": torch.get_rng_state(),
                "cuda": [torch.cuda.get_rng_state(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []}
         ck = {"format": CHECKPOINT_FORMAT, "format_version": CHECKPOINT_VERSION, "loomnb_version": __version__,
               "algo": self.algo.name, "config": self.config.to_dict(), "seed": self.seed,
-              "env": _env_record(self.env), "algo_state": to_safe(self.algo.state_dict()),
+              "env": env_record(self.env), "algo_state": to_safe(self.algo.state_dict()),
               "train_state": self.state.state_dict(), "rng": rng}
         ck["digest"] = checkpoint_digest(ck)
         p = Path(path)

@@ -176,7 +176,8 @@ def test_env_bad_actions_do_not_crash_the_process():
 
 
 # ---- kernel inputs --------------------------------------------------------------------------------------------------
-from loomnb.ops.returns import gae, lambda_returns, discounted_returns, nstep_returns
+from loomnb.ops.returns import gae
+from loomnb.ops.td_returns import lambda_returns, discounted_returns, nstep_returns
 from loomnb.ops.vtrace import vtrace
 from loomnb.ops.llm import group_advantages, token_kl, pack_sequences
 from loomnb.ops.stats import explained_variance, RunningMeanStd

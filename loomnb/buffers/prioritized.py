@@ -6,147 +6,17 @@ Docs: https://loomorg.github.io/loomnb/buffers.prioritized.html.md"""
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #c002
 from __future__ import annotations
-import math
 import numpy as np
-from numba import njit, types
-from ..ops.segment_tree import (K, SumTree, MinTree, sum_min_tree_update, sum_tree_update, min_tree_update,
-                                     sum_tree_stratified, sum_tree_find)
+from numba import types
+from ..ops.segment_tree import K, SumTree, MinTree, sum_tree_update, min_tree_update
 from ..ops._jit import entry_point, any_layout, njit_lean
-from .replay import ReplayBuffer, ReplayBatch, _check_rng, gather_into, push_one, _REWARD_TYPES, _FLAG_TYPES
+from .replay import ReplayBuffer, ReplayBatch, _check_rng, push_one, _REWARD_TYPES, _FLAG_TYPES
+from .per_kernels import (per_sample, per_write, per_update, sum_min_ancestors, sum_min_set,
+                                       sum_min_set_changed, per_update_into, power_inplace, per_update_fused,
+                                       per_new_slots, per_sample_into)
 
 # %% auto #0
-__all__ = ['per_sample', 'per_write', 'per_update', 'sum_min_ancestors', 'sum_min_set', 'sum_min_set_changed', 'per_update_into',
-           'power_inplace', 'per_update_fused', 'per_new_slots', 'per_sample_into', 'sum_min_set_one', 'per_push_one',
-           'PrioritizedReplayBuffer', 'linear_beta', 'per_reference']
-
-# %% ../../nbs/21a_buffers.prioritized.ipynb #c005
-@njit(cache=True, nogil=True)
-def per_sample(sum_tree, min_tree, offsets, uniforms, idx_out, ratio_out):
-    "Stratified indices into `idx_out` and p/p_min into `ratio_out`; IS weights are ratio ** -beta (raw kernel)."
-    sum_tree_stratified(sum_tree, offsets, uniforms, idx_out)
-    pmin = min_tree[offsets[offsets.shape[0] - 2]]
-    for b in range(idx_out.shape[0]): ratio_out[b] = sum_tree[idx_out[b]] / pmin
-
-@njit(cache=True, nogil=True)
-def per_write(sum_tree, min_tree, offsets, indices, values, pa, size, eps, from_td):
-    "Check indices/values, then write precomputed priorities**alpha `pa`; returns the max priority or -1/-2/-3 (raw kernel)."
-    pmax, zero = 0.0, False
-    for b in range(indices.shape[0]):
-        if indices[b] < 0 or indices[b] >= size: return -1.0
-        v = values[b]
-        if not np.isfinite(v): return -2.0
-        if from_td: v = abs(v) + eps
-        elif v < 0: return -3.0
-        pmax = max(pmax, v); zero |= pa[b] == 0.0
-    if not zero: sum_min_tree_update(sum_tree, min_tree, offsets, indices, pa)
-    else:                               # zero priorities: never sampled, and ignored by the min tree
-        sum_tree_update(sum_tree, offsets, indices, pa)
-        pm = pa.copy()
-        for b in range(pm.shape[0]):
-            if pm[b] == 0.0: pm[b] = np.inf
-        min_tree_update(min_tree, offsets, indices, pm)
-    return pmax
-
-def per_update(sum_tree, min_tree, offsets, indices, values, size, alpha, eps, from_td):
-    "Write (|td|+eps or values) ** alpha at `indices` into both trees; returns the max priority, or -1/-2/-3 (nothing written)."
-    pa = np.abs(values)                 # abs also for raw priorities: negatives are rejected by `per_write`, without a NaN warning
-    if from_td: pa += eps
-    np.power(pa, alpha, out=pa)         # NumPy's vectorised pow: several times faster than a scalar pow per element in Numba
-    return per_write(sum_tree, min_tree, offsets, indices, values, pa, size, eps, from_td)
-
-# %% ../../nbs/21a_buffers.prioritized.ipynb #c008
-@njit(cache=True, nogil=True)
-def sum_min_ancestors(sum_tree, min_tree, offsets, cur, n):
-    "Recompute both trees' ancestors of the level-0 parents `cur[:n]` level by level (overwrites `cur`) (raw kernel)."
-    for l in range(offsets.shape[0] - 2):
-        lo, up = offsets[l], offsets[l + 1]
-        npar = (up - lo) // K
-        if 4 * npar <= n:                 # near the root: recompute the whole (small) level, sequentially
-            for p in range(npar):
-                base = lo + p * K; s = 0.0; m = min_tree[base]
-                for c in range(K):
-                    s += sum_tree[base + c]; m = min(m, min_tree[base + c])
-                sum_tree[up + p] = s; min_tree[up + p] = m
-            continue
-        prev = -1
-        for b in range(n):
-            p = cur[b]; cur[b] = p // K
-            if p == prev: continue        # same parent as the previous index (sorted batches): done already
-            prev = p; base = lo + p * K; s = 0.0; m = min_tree[base]
-            for c in range(K):            # min(): branch-free, unlike `v if v < m else m` on random priorities
-                s += sum_tree[base + c]; m = min(m, min_tree[base + c])
-            sum_tree[up + p] = s; min_tree[up + p] = m
-
-@njit(cache=True, nogil=True)
-def sum_min_set(sum_tree, min_tree, offsets, indices, pa):
-    "Set leaves `indices` to `pa` (min tree: +inf where pa is 0) and recompute the ancestors of both trees (raw kernel)."
-    B = indices.shape[0]
-    cur = np.empty(B, np.int64)
-    for b in range(B):
-        i = indices[b]; v = pa[b]
-        sum_tree[i] = v; min_tree[i] = v if v > 0.0 else np.inf; cur[b] = i // K
-    sum_min_ancestors(sum_tree, min_tree, offsets, cur, B)
-
-@njit(cache=True, nogil=True)
-def sum_min_set_changed(sum_tree, min_tree, offsets, indices, pa):
-    "`sum_min_set` that recomputes only the ancestors of leaves whose value changes; returns how many did (raw kernel)."
-    B = indices.shape[0]
-    cur = np.empty(B, np.int64)
-    n = 0
-    for b in range(B):
-        i = indices[b]; v = pa[b]; m = v if v > 0.0 else np.inf
-        if sum_tree[i] != v or min_tree[i] != m:      # an unchanged leaf leaves every ancestor as it is
-            sum_tree[i] = v; min_tree[i] = m; cur[n] = i // K; n += 1
-    sum_min_ancestors(sum_tree, min_tree, offsets, cur, n)
-    return n
-
-@njit(cache=True, nogil=True)
-def per_update_into(sum_tree, min_tree, offsets, indices, values, pa, size, eps, from_td, max_priority):
-    "Check, then write the priorities**alpha `pa` of `values` at `indices`: the new max priority, or -1 index / -2 value / -3 negative / -4 length (raw kernel)."
-    B = indices.shape[0]
-    if values.shape[0] != B or pa.shape[0] != B: return -4.0
-    pmax = max_priority
-    for b in range(B):
-        if indices[b] < 0 or indices[b] >= size: return -1.0
-        v = values[b]
-        if not np.isfinite(v): return -2.0
-        if from_td: v = abs(v) + eps
-        elif v < 0: return -3.0
-        pmax = max(pmax, v)
-    sum_min_set_changed(sum_tree, min_tree, offsets, indices, pa)
-    return pmax
-
-def power_inplace(pa, alpha):
-    "pa ** alpha in place, with NumPy's vectorised ufuncs: nothing for alpha 1, `sqrt` for 0.5 (a cheaper ufunc than `power`; no bench/ row times the two)."
-    if alpha == 1.0: return pa
-    if alpha == 0.5: return np.sqrt(pa, out=pa)
-    return np.power(pa, alpha, out=pa)
-
-def per_update_fused(sum_tree, min_tree, offsets, indices, values, size, alpha, eps, from_td, max_priority):
-    "NumPy's vectorised (|td|+eps or values) ** alpha, then `per_update_into`: the new max priority or an error code."
-    pa = np.abs(values)
-    if from_td: pa += eps
-    power_inplace(pa, alpha)
-    return per_update_into(sum_tree, min_tree, offsets, indices, values, pa, size, eps, from_td, max_priority)
-
-@njit(cache=True, nogil=True)
-def per_new_slots(sum_tree, min_tree, offsets, start, B, cap, pa):
-    "Give the B slots written at ring position `start` the priority**alpha `pa` (raw kernel)."
-    idx, v = np.empty(B, np.int64), np.full(B, pa)
-    for b in range(B): idx[b] = (start + b) % cap
-    sum_min_set(sum_tree, min_tree, offsets, idx, v)
-
-@njit(cache=True, nogil=True)
-def per_sample_into(sum_tree, min_tree, offsets, u, beta, O, NO, A, R, TE, TR, D, idx, o, no, a, r, te, tr, d, w):
-    "Stratified indices, IS weights (p/p_min) ** -beta as float32 and the rows, into preallocated outputs (raw kernel)."
-    B = u.shape[0]
-    seg = sum_tree[offsets[offsets.shape[0] - 2]] / B
-    pref = np.empty(B)
-    for b in range(B): pref[b] = (b + u[b]) * seg
-    t = sum_tree_find(sum_tree, offsets, pref, idx)
-    pmin = min_tree[offsets[offsets.shape[0] - 2]]
-    for b in range(B): w[b] = math.exp(-beta * math.log(sum_tree[idx[b]] / pmin))
-    return t + gather_into(idx, O, NO, A, R, TE, TR, D, o, no, a, r, te, tr, d)
+__all__ = ['sum_min_set_one', 'per_push_one', 'PrioritizedReplayBuffer', 'linear_beta', 'per_reference']
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #97590bf8
 @njit_lean(cache=True)

@@ -172,12 +172,13 @@ def _restore_rank(self, ck, mine, src):
             t.state.load_state_dict(mine["train_state"])
     except (KeyError, RuntimeError, ValueError, TypeError, AttributeError, IndexError) as err:
         raise CheckpointError(f"{str(src)!r} does not fit this {ck['algo']} setup on rank {info.rank}: {type(err).__name__}: {err}") from None
-    else:  # a rank the saved job did not have: fresh stream from its rank seed
+    if mine is None:  # a rank the saved job did not have: fresh stream from its rank seed
         for obj in (t.algo, getattr(t.algo, "collector", None)):
             if obj is not None and hasattr(obj, "obs"): obj.obs = None
         if hasattr(t.algo, "seed_rng"): t.algo.seed_rng(self.env_seed)  # not rank 0's minibatch/exploration stream
         if ck["env"].get("normalization") is not None: t.env.load_state_dict(from_safe(ck["env"]["normalization"]))
         t.state.load_state_dict({k: v for k, v in ck["train_state"].items() if k not in ("ep_returns", "ep_lengths", "episodes")})
+
 
 # %% ../../nbs/50d_distributed.trainer.ipynb #c074
 class DistributedTrainer(_RankTrainer):

@@ -149,7 +149,7 @@ class _AlgorithmTraining:
              **kwargs, # Passed to `Trainer.from_checkpoint` (env, device, callbacks, ...)
             ):
         "The algorithm restored from `path`, ready to continue with `train`."
-        return Trainer.from_checkpoint(path, algorithm=cls.name or None, **kwargs).algo
+        return Trainer.from_checkpoint(path, algorithm=cls if cls.name else None, **kwargs).algo  # (an instance of `cls`)
 
 
 # %% ../../nbs/38_train.learner.ipynb #c019
@@ -526,17 +526,19 @@ class Trainer:
                          device="auto", # Torch device
                          policy=None, # Your policy module, when the run used a custom one
                          map_location="cpu", # Where tensors are loaded
-                         algorithm: str | None=None, # Expected algorithm name (checked, as in the rlox guide)
+                         algorithm: str | type | None=None, # Expected algorithm name (checked, as in the rlox guide), or the
+                                                            # class to restore into (a subclass such as `PPOTrainer`)
                          dataset=None, # Offline algorithms: the dataset to continue training on
                         ) -> "Trainer":
         "Restore a trainer saved with `save`, ready to continue with `train`."
         ck = load_checkpoint(path, map_location)
-        if algorithm is not None and str(algorithm).lower() != ck["algo"]:
-            raise CheckpointError(f"{str(path)!r} holds a {ck['algo']!r} run, not {algorithm!r}")
+        want = algorithm.name if isinstance(algorithm, type) else algorithm
+        if want is not None and str(want).lower() != ck["algo"]:
+            raise CheckpointError(f"{str(path)!r} holds a {ck['algo']!r} run, not {want!r}")
         e = ck["env"]
         if isinstance(env, str) and e.get("id") and env != e["id"]:
             raise CheckpointError(f"{str(path)!r} was trained on {e['id']!r}, not {env!r}")
-        try: algo_cls = get_algorithm(ck["algo"])
+        try: algo_cls = algorithm if isinstance(algorithm, type) else get_algorithm(ck["algo"])
         except ValueError as err: raise CheckpointError(f"{str(path)!r}: {err}") from None
         if env is None or isinstance(env, str):
             if not e.get("id"): raise CheckpointError(f"{str(path)!r} was saved from an env without an id: pass `env=`")

@@ -172,6 +172,8 @@ class GaussianNoise:
         "Noisy actions [N, d], clipped to [-1, 1]."
         return np.clip(actions + self.sigma * rng.standard_normal(actions.shape, np.float32), -1.0, 1.0)
     def reset(self, done=None): "Nothing to reset (no state)."
+    def state_dict(self) -> dict: return {}
+    def load_state_dict(self, d: dict): pass
     def __repr__(self): return f"GaussianNoise(sigma={self.sigma})"
 
 class OrnsteinUhlenbeckNoise:
@@ -193,6 +195,9 @@ class OrnsteinUhlenbeckNoise:
         if self.x is not None:
             if done is None: self.x[:] = 0.0
             else: self.x[np.asarray(done, bool)] = 0.0
+    def state_dict(self) -> dict: return {} if self.x is None else {"x": self.x.copy()}
+    def load_state_dict(self, d: dict): # Each process's value, as `state_dict` gave it (checkpoints resume the noise exactly)
+        self.x = None if d.get("x") is None else np.asarray(d["x"], np.float32).copy()
     def __repr__(self): return f"OrnsteinUhlenbeckNoise(sigma={self.sigma}, theta={self.theta}, dt={self.dt}, mu={self.mu})"
 
 # %% ../../nbs/39_train.offpolicy.ipynb #c025
@@ -241,6 +246,7 @@ class _ReplayCheckpoints:
              "optims": {k: o.state_dict() for k, o in self._optims().items()},
              "extra": self._extra_state(), "rng": self.rng.bit_generator.state, "last_obs": self.obs}
         if self.writer is not None: d["writer"] = self.writer.state()
+        if (ex := self.collector.exploration) is not None: d["exploration"] = {"kind": type(ex).__name__, **ex.state_dict()}
         if self.config.save_replay_buffer:
             meta, arr = self.buffer.state()
             d["buffer"] = {"meta": meta, "arrays": {k: np.array(v) for k, v in arr.items()}}
@@ -253,6 +259,11 @@ class _ReplayCheckpoints:
         self._load_extra(d.get("extra", {}))
         self.rng.bit_generator.state = d["rng"]
         self.obs = None if d.get("last_obs") is None else np.asarray(d["last_obs"], np.float32)
+        ex, saved = self.collector.exploration, d.get("exploration")
+        if saved is not None and type(ex).__name__ == saved["kind"]: ex.load_state_dict(saved)
+        elif saved is not None:   # the resumed collector explores differently: say so, the run still continues
+            warnings.warn(f"{type(self).__name__}: the checkpoint's run explored with {saved['kind']}, this one with "
+                          f"{type(ex).__name__ if ex is not None else 'its own rule'}: the noise state is not restored")
         if d.get("buffer") is not None:
             self.buffer = type(self.buffer).from_state(d["buffer"]["meta"], d["buffer"]["arrays"])   # its generator too
             self.collector.buffer = self.buffer

@@ -15,7 +15,8 @@ env-major rollout flattened into one array (one call, the most favourable settin
 import argparse, platform, statistics, time, os
 import numpy as np
 import numba
-from loomnb.ops.returns import gae, gae_kernel, _random_rollout
+from loomnb.ops.returns import gae, gae_kernel
+from loomnb.ops._shared import random_rollout
 from loomnb.ops.vtrace import vtrace, vtrace_kernel
 from loomnb.ops.llm import group_advantages, token_kl
 from loomnb.ops.stats import RunningMeanStd
@@ -67,7 +68,7 @@ def _load(): return " ".join(f"{x:.2f}" for x in os.getloadavg())
 def bench_gae(rows, repeats):
     for T, N in ((2048, 8), (2048, 64), (128, 1024)):
         for dt in (np.float32, np.float64):
-            r, v, te, tr, fv, lv = _random_rollout(np.random.default_rng(0), T, N, dt, 0.01, 0.01)
+            r, v, te, tr, fv, lv = random_rollout(np.random.default_rng(0), T, N, dt, 0.01, 0.01)
             done = (te | tr)
             isz = np.dtype(dt).itemsize
             moved = T * N * (5 * isz + 2)  # read r, v, final_values, term, trunc; write adv, ret
@@ -85,7 +86,7 @@ def bench_gae(rows, repeats):
 def bench_vtrace(rows, repeats):
     for T, N in ((1024, 64), (128, 1024)):
         dt = np.float32
-        r, v, te, tr, fv, lv = _random_rollout(np.random.default_rng(1), T, N, dt, 0.01, 0.01)
+        r, v, te, tr, fv, lv = random_rollout(np.random.default_rng(1), T, N, dt, 0.01, 0.01)
         rng = np.random.default_rng(2)
         bl, tl = (rng.normal(-1, 0.3, (T, N)).astype(dt) for _ in range(2))
         fns = {"loomnb": lambda: vtrace(bl, tl, r, v, te, tr, fv, lv, 0.99, 1.0, 1.0)}
@@ -114,7 +115,7 @@ def bench_kl(rows, repeats):
         rows.append((f"token KL k3 [{B}, {T}] float32", m["loomnb"], m.get("rlox"), None, "rlox.compute_batch_token_kl_schulman_f32"))
 
 def bench_small(rows, repeats):
-    r, v, te, tr, fv, lv = _random_rollout(np.random.default_rng(5), 128, 1, np.float32)
+    r, v, te, tr, fv, lv = random_rollout(np.random.default_rng(5), 128, 1, np.float32)
     oa, orr = np.empty_like(r), np.empty_like(r)
     r64, v64, d64 = r[:, 0].astype(np.float64), v[:, 0].astype(np.float64), (te | tr)[:, 0].astype(np.float64)
     fns = {"loomnb": lambda: gae(r, v, te, tr, fv, lv, 0.99, 0.95),

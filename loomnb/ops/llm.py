@@ -11,8 +11,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, types as nbt
 from numba.extending import overload
-from .returns import _like, _njit_on_first_call
-from .vtrace import _exp
+from ._jit import njit_on_first_call
+from ._shared import FLOATS, like, fast_exp
 
 # %% auto #0
 __all__ = ['group_advantages_ref', 'group_advantages_kernel', 'group_advantages', 'token_kl_ref', 'token_kl_kernel', 'token_kl',
@@ -46,10 +46,9 @@ def group_advantages_kernel(rewards, group_size, eps, scale, out):
         for i in range(G): o[b, i] = (x[b, i] - m) * inv
 
 # %% ../../nbs/14_ops.llm.ipynb #c007
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _GA_SIGS = [nbt.int64(a, nbt.int64, nbt.float64, nbt.boolean, a) for f in (nbt.float32, nbt.float64) for a in (f[::1], f[:, ::1])]
 
-@_njit_on_first_call(_GA_SIGS)
+@njit_on_first_call(_GA_SIGS)
 def _group_advantages_checked(rewards, group_size, eps, scale, out):
     "Checks (error code) then `group_advantages_kernel`; compiled for [B*G] and [B, G] float32/float64."
     if group_size < 1 or not eps >= 0.0 or rewards.size % group_size != 0: return 1
@@ -76,7 +75,7 @@ def group_advantages(rewards:np.ndarray, # [B*G] or [B, G] float32/float64 rewar
 def _check_groups(rewards, group_size):
     "Slow path: explain what is wrong with `rewards`/`group_size`."
     fn = "group_advantages"
-    if not isinstance(rewards, np.ndarray) or rewards.dtype not in _FLOATS:
+    if not isinstance(rewards, np.ndarray) or rewards.dtype not in FLOATS:
         raise ValueError(f"{fn}: `rewards` must be a float32/float64 numpy array, got {getattr(rewards, 'dtype', type(rewards).__name__)}")
     if not rewards.flags.c_contiguous: raise ValueError(f"{fn}: `rewards` must be C-contiguous")
     if isinstance(group_size, bool) or not isinstance(group_size, numbers.Integral) or group_size < 1:
@@ -112,7 +111,7 @@ def _k3_impl(x):
         p = c[n - 1]
         for i in range(n - 2, -1, -1): p = p * x + c[i]
         small = x * x * p
-        big = _exp(x) - f(1.0) - x
+        big = fast_exp(x) - f(1.0) - x
         return small if abs(x) < f(0.25) else big
     return impl
 
@@ -124,12 +123,12 @@ def _kl_row(lp, rp, m, has_mask, kind, out):
     if kind == 1:
         for t in range(T): out[t] = lp[t] - rp[t]
     elif kind == 2:
-        h = _like(0.5, out)
+        h = like(0.5, out)
         for t in range(T): out[t] = h * (rp[t] - lp[t]) * (rp[t] - lp[t])
     else:
         for t in range(T): out[t] = _k3(rp[t] - lp[t])
     if has_mask:
-        z = _like(0.0, out)
+        z = like(0.0, out)
         for t in range(T): out[t] = out[t] if m[t] else z
 
 @njit(cache=True, fastmath={"reassoc", "contract"})
@@ -171,7 +170,7 @@ def token_kl(logp:np.ndarray,      # [B, T] (or [T]) float32/float64 log pi_thet
     if kind not in _KL_KINDS: raise ValueError(f"{fn}: `kind` must be one of {list(_KL_KINDS)}, got {kind!r}")
     if reduce not in _REDUCE: raise ValueError(f"{fn}: `reduce` must be one of {list(_REDUCE)}, got {reduce!r}")
     for name, x in (("logp", logp), ("ref_logp", ref_logp)):
-        if not isinstance(x, np.ndarray) or x.dtype not in _FLOATS: raise ValueError(f"{fn}: `{name}` must be a float32/float64 numpy array")
+        if not isinstance(x, np.ndarray) or x.dtype not in FLOATS: raise ValueError(f"{fn}: `{name}` must be a float32/float64 numpy array")
         if x.ndim not in (1, 2) or x.shape != logp.shape: raise ValueError(f"{fn}: `{name}` must be [B, T] or [T] like `logp`, got {x.shape}")
         if not x.flags.c_contiguous: raise ValueError(f"{fn}: `{name}` must be C-contiguous")
     if ref_logp.dtype != logp.dtype: raise ValueError(f"{fn}: `ref_logp` must have the dtype of `logp` ({logp.dtype})")

@@ -6,55 +6,14 @@ Docs: https://loomorg.github.io/loomnb/ops.returns.html.md"""
 
 # %% ../../nbs/10_ops.returns.ipynb #c002
 from __future__ import annotations
-import numbers
 import numpy as np
-from numba import njit, types as nbt
-from numba.extending import overload
+from numba import types as nbt
 from ._jit import sigs, njit_on_first_call, njit_noalias, NoAliasCompiler
+from ._shared import check_unit, check_rollout, like, ix, ix_set, as2d, as_last_values, shapes_ok, first
+
 
 # %% auto #0
 __all__ = ['gae_ref', 'gae_kernel', 'gae']
-
-# %% ../../nbs/10_ops.returns.ipynb #c006
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-
-def _arr(fn, name, x, dtype=None, shape=None, ndims=(1, 2)):
-    "Check one array argument of `fn`; raise a ValueError naming it."
-    if not isinstance(x, np.ndarray): raise ValueError(f"{fn}: `{name}` must be a numpy array, got {type(x).__name__}")
-    if dtype is None and x.dtype not in _FLOATS:
-        raise ValueError(f"{fn}: `{name}` must be float32 or float64, got {x.dtype}")
-    if dtype is not None and x.dtype != dtype:
-        raise ValueError(f"{fn}: `{name}` must have dtype {dtype} (like `rewards`), got {x.dtype}")
-    if shape is None and x.ndim not in ndims: raise ValueError(f"{fn}: `{name}` must be {' or '.join(f'{d}-D' for d in ndims)}, got shape {x.shape}")
-    if shape is not None and x.shape != shape:
-        raise ValueError(f"{fn}: `{name}` must have shape {shape}, got {x.shape}")
-    if not x.flags.c_contiguous: raise ValueError(f"{fn}: `{name}` must be C-contiguous (use np.ascontiguousarray)")
-    return x
-
-def _unit(fn, name, x):
-    "Check that scalar `x` is a real number in [0, 1]."
-    if not isinstance(x, numbers.Real) or not 0.0 <= x <= 1.0:
-        raise ValueError(f"{fn}: `{name}` must be a real number in [0, 1], got {x!r}")
-    return float(x)
-
-# %% ../../nbs/10_ops.returns.ipynb #c007
-def _check_rollout(fn, rewards, values, terminated, truncated, final_values, last_values, has_values=True):
-    "Slow path: validate a `[T, N]` or `[T]` rollout and return `last_values` as a `[N]` array (or raise ValueError)."
-    _arr(fn, "rewards", rewards)
-    dt, s = rewards.dtype, rewards.shape
-    if has_values: _arr(fn, "values", values, dt, s)
-    _arr(fn, "terminated", terminated, np.dtype(np.bool_), s)
-    _arr(fn, "truncated", truncated, np.dtype(np.bool_), s)
-    _arr(fn, "final_values", final_values, dt, s)
-    if rewards.ndim == 1:
-        if isinstance(last_values, np.ndarray) and last_values.size == 1: last_values = last_values.reshape(())[()]
-        if not isinstance(last_values, numbers.Real):
-            raise ValueError(f"{fn}: `last_values` must be a float for a [T] trajectory, got {type(last_values).__name__}")
-        return np.full(1, last_values, dt)
-    return _arr(fn, "last_values", last_values, dt, s[1:])
-
-# %% ../../nbs/10_ops.returns.ipynb #c009
-_njit_on_first_call = njit_on_first_call   # the name ops.llm imports
 
 # %% ../../nbs/10_ops.returns.ipynb #c011
 def gae_ref(rewards, values, terminated, truncated, final_values, last_values, gamma, lam):
@@ -74,21 +33,13 @@ def gae_ref(rewards, values, terminated, truncated, final_values, last_values, g
     adv = adv.reshape(np.shape(rewards)).astype(np.asarray(rewards).dtype)
     return adv, (adv + np.asarray(values, np.float64).reshape(adv.shape)).astype(adv.dtype)
 
-# %% ../../nbs/10_ops.returns.ipynb #c013
-def _like(x, arr): "`x` cast to `arr`'s dtype; compiled code only."
-
-@overload(_like)
-def _like_impl(x, arr):
-    dt = arr.dtype
-    return lambda x, arr: dt(x)
-
 # %% ../../nbs/10_ops.returns.ipynb #c016
 @njit_noalias(fastmath={'contract'}, inline='always')
 def _gae_rows(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
     "GAE on `[T, N]` rows, env loop innermost (vectorised); outputs must not overlap inputs."
     T, N = rewards.shape
     if T == 0: return
-    g, gl, z = _like(gamma, rewards), _like(gamma * lam, rewards), _like(0.0, rewards)
+    g, gl, z = like(gamma, rewards), like(gamma * lam, rewards), like(0.0, rewards)
     for n in range(N):  # last step: bootstrap from last_values, no carry
         f = final_values[T - 1, n]; b = last_values[n]; v = values[T - 1, n]
         nv = f if truncated[T - 1, n] else b
@@ -106,36 +57,20 @@ def _gae_rows(rewards, values, terminated, truncated, final_values, last_values,
             out_adv[t, n] = a; out_ret[t, n] = a + v
 
 # %% ../../nbs/10_ops.returns.ipynb #c018
-def _ix(x, t): "`x[t]` for a `[T]` array, `x[t, 0]` for a `[T, 1]` array; compiled code only."
-def _ix_set(x, t, val): "`x[t] = val` (or `x[t, 0] = val` for `[T, 1]`); compiled code only."
-
-@overload(_ix)
-def _ix_impl(x, t):
-    if x.ndim == 1: return lambda x, t: x[t]
-    return lambda x, t: x[t, 0]
-
-@overload(_ix_set)
-def _ix_set_impl(x, t, val):
-    if x.ndim == 1:
-        def impl(x, t, val): x[t] = val
-    else:
-        def impl(x, t, val): x[t, 0] = val
-    return impl
-
 @njit_noalias(fastmath={'contract'}, inline='always')
 def _gae_single(rewards, values, terminated, truncated, final_values, last_value, gamma, lam, out_adv, out_ret):
     "GAE loop for one env ([T] or [T, 1] arrays, scalar `last_value`): the carry and next value stay in registers."
     T = rewards.shape[0]
-    g, gl, z = _like(gamma, rewards), _like(gamma * lam, rewards), _like(0.0, rewards)
-    vn = _like(last_value, rewards); carry = z
+    g, gl, z = like(gamma, rewards), like(gamma * lam, rewards), like(0.0, rewards)
+    vn = like(last_value, rewards); carry = z
     for t in range(T - 1, -1, -1):
-        f = _ix(final_values, t); vt = _ix(values, t); te = _ix(terminated, t); tr = _ix(truncated, t)
+        f = ix(final_values, t); vt = ix(values, t); te = ix(terminated, t); tr = ix(truncated, t)
         nv = f if tr else vn
         nv = z if te else nv
-        d = _ix(rewards, t) + g * nv - vt  # off the carry chain
+        d = ix(rewards, t) + g * nv - vt  # off the carry chain
         carry = d if (te | tr) else d + gl * carry  # the chain: one fused multiply-add and a select
-        _ix_set(out_adv, t, carry)
-        _ix_set(out_ret, t, carry + vt)
+        ix_set(out_adv, t, carry)
+        ix_set(out_ret, t, carry + vt)
         vn = vt
 
 @njit_noalias(fastmath={'contract'})
@@ -144,46 +79,6 @@ def gae_kernel(rewards, values, terminated, truncated, final_values, last_values
     if rewards.shape[0] == 0: return
     if rewards.shape[1] == 1: _gae_single(rewards, values, terminated, truncated, final_values, last_values[0], gamma, lam, out_adv, out_ret)
     else: _gae_rows(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret)
-
-# %% ../../nbs/10_ops.returns.ipynb #c020
-def _as2d(x): "View a C-contiguous `[T]` array as `[T, 1]` (identity for `[T, N]`); compiled code only."
-def _lv(rewards, last_values): "`last_values` as a `[N]` array (a scalar becomes `[1]`); compiled code only."
-def _shapes_ok(rewards, values, terminated, truncated, final_values, last_values): "Shape agreement check; compiled code only."
-
-@overload(_as2d)
-def _as2d_impl(x):
-    if x.ndim == 1: return lambda x: x.reshape((x.shape[0], 1))
-    return lambda x: x
-
-@overload(_lv)
-def _lv_impl(rewards, last_values):
-    if isinstance(last_values, nbt.Array): return lambda rewards, last_values: last_values
-    def impl(rewards, last_values):
-        lv = np.empty(1, rewards.dtype); lv[0] = last_values
-        return lv
-    return impl
-
-@overload(_shapes_ok)
-def _shapes_ok_impl(rewards, values, terminated, truncated, final_values, last_values):
-    def impl(rewards, values, terminated, truncated, final_values, last_values):
-        s = rewards.shape
-        return (values.shape == s and terminated.shape == s and truncated.shape == s and final_values.shape == s
-                and _lv_ok(rewards, last_values))
-    return impl
-
-def _lv_ok(rewards, last_values): "True if `last_values` is `[N]` for `[T, N]` rewards (or a scalar for `[T]`); compiled code only."
-def _first(x): "`x[0]` for an array, `x` for a scalar; compiled code only."
-@overload(_first)
-def _first_impl(x):
-    if isinstance(x, nbt.Array): return lambda x: x.reshape(x.size)[0]
-    return lambda x: x
-
-@overload(_lv_ok)
-def _lv_ok_impl(rewards, last_values):
-    if isinstance(last_values, nbt.Array) and rewards.ndim == 2:
-        return lambda rewards, last_values: last_values.ndim == 1 and last_values.shape[0] == rewards.shape[1]
-    if isinstance(last_values, nbt.Array): return lambda rewards, last_values: last_values.size == 1
-    return lambda rewards, last_values: True
 
 # %% ../../nbs/10_ops.returns.ipynb #c023
 _OFFSET_MIN_BYTES = 1 << 15  # outputs smaller than this are allocated plainly
@@ -205,12 +100,12 @@ def _outputs(rewards, values):
 def _gae_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out_adv, out_ret):
     "Shape/range checks (error code) then the GAE loop; compiled for [T, N] and [T] inputs; outputs must not overlap inputs."
     if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0): return 1
-    if not _shapes_ok(rewards, values, terminated, truncated, final_values, last_values): return 1
+    if not shapes_ok(rewards, values, terminated, truncated, final_values, last_values): return 1
     if rewards.ndim == 1 or rewards.shape[-1] == 1:  # one env: scalar loop, no [N] buffer for the bootstrap value
-        _gae_single(rewards, values, terminated, truncated, final_values, _first(last_values), gamma, lam, out_adv, out_ret)
+        _gae_single(rewards, values, terminated, truncated, final_values, first(last_values), gamma, lam, out_adv, out_ret)
     else:
-        _gae_rows(_as2d(rewards), _as2d(values), _as2d(terminated), _as2d(truncated), _as2d(final_values),
-                  _lv(rewards, last_values), gamma, lam, _as2d(out_adv), _as2d(out_ret))
+        _gae_rows(as2d(rewards), as2d(values), as2d(terminated), as2d(truncated), as2d(final_values),
+                  as_last_values(rewards, last_values), gamma, lam, as2d(out_adv), as2d(out_ret))
     return 0
 
 # %% ../../nbs/10_ops.returns.ipynb #c025
@@ -234,18 +129,10 @@ def gae(rewards:np.ndarray,      # [T, N] (or [T]) float32/float64 rewards
 
 def _gae_slow(rewards, values, terminated, truncated, final_values, last_values, gamma, lam):
     "Validate with precise messages; valid-but-unusual inputs (e.g. read-only arrays) run through the generic kernel."
-    lv = _check_rollout("gae", rewards, values, terminated, truncated, final_values, last_values)
-    gamma, lam = _unit("gae", "gamma", gamma), _unit("gae", "lam", lam)
+    lv = check_rollout("gae", rewards, values, terminated, truncated, final_values, last_values)
+    gamma, lam = check_unit("gae", "gamma", gamma), check_unit("gae", "lam", lam)
     s = (len(rewards), -1)
     adv, ret = np.empty_like(rewards), np.empty_like(rewards)
     gae_kernel(rewards.reshape(s), values.reshape(s), terminated.reshape(s), truncated.reshape(s), final_values.reshape(s),
                lv, gamma, lam, adv.reshape(s), ret.reshape(s))
     return adv, ret
-
-# %% ../../nbs/10_ops.returns.ipynb #c031
-def _random_rollout(rng, T, N, dtype=np.float32, p_term=0.05, p_trunc=0.05):
-    "A random `[T, N]` rollout (rewards, values, terminated, truncated, final_values, last_values) for tests and benches."
-    f = lambda *s: rng.standard_normal(s).astype(dtype)
-    term = rng.random((T, N)) < p_term
-    trunc = (rng.random((T, N)) < p_trunc) & ~term
-    return f(T, N), f(T, N), term, trunc, f(T, N), f(N)

@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 from numba import njit, types as nbt
 from ._jit import sigs, njit_on_first_call
-from .returns import _check_rollout, _unit, _as2d, _lv, _shapes_ok
+from ._shared import check_rollout, check_unit, as2d, as_last_values, shapes_ok
 
 # %% auto #0
 __all__ = ['lambda_returns_ref', 'lambda_returns_kernel', 'lambda_returns', 'discounted_returns_ref', 'discounted_returns_kernel',
@@ -52,9 +52,9 @@ def lambda_returns_kernel(rewards, values, terminated, truncated, final_values, 
 def _lambda_returns_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out):
     "Checks (error code) then `lambda_returns_kernel`."
     if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0): return 1
-    if not _shapes_ok(rewards, values, terminated, truncated, final_values, last_values): return 1
-    lambda_returns_kernel(_as2d(rewards), _as2d(values), _as2d(terminated), _as2d(truncated), _as2d(final_values),
-                          _lv(rewards, last_values), gamma, lam, _as2d(out))
+    if not shapes_ok(rewards, values, terminated, truncated, final_values, last_values): return 1
+    lambda_returns_kernel(as2d(rewards), as2d(values), as2d(terminated), as2d(truncated), as2d(final_values),
+                          as_last_values(rewards, last_values), gamma, lam, as2d(out))
     return 0
 
 def lambda_returns(rewards:np.ndarray,      # [T, N] (or [T]) float32/float64 rewards
@@ -72,8 +72,8 @@ def lambda_returns(rewards:np.ndarray,      # [T, N] (or [T]) float32/float64 re
         if _lambda_returns_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, lam, out) == 0:
             return out
     except (TypeError, AttributeError, ValueError): pass
-    lv = _check_rollout("lambda_returns", rewards, values, terminated, truncated, final_values, last_values)
-    gamma, lam = _unit("lambda_returns", "gamma", gamma), _unit("lambda_returns", "lam", lam)
+    lv = check_rollout("lambda_returns", rewards, values, terminated, truncated, final_values, last_values)
+    gamma, lam = check_unit("lambda_returns", "gamma", gamma), check_unit("lambda_returns", "lam", lam)
     s, out = (len(rewards), -1), np.empty_like(rewards)
     lambda_returns_kernel(rewards.reshape(s), values.reshape(s), terminated.reshape(s), truncated.reshape(s),
                           final_values.reshape(s), lv, gamma, lam, out.reshape(s))
@@ -111,9 +111,9 @@ def discounted_returns_kernel(rewards, terminated, truncated, final_values, last
 def _discounted_returns_checked(rewards, terminated, truncated, final_values, last_values, gamma, out):
     "Checks (error code) then `discounted_returns_kernel`."
     if not (0.0 <= gamma <= 1.0): return 1
-    if not _shapes_ok(rewards, rewards, terminated, truncated, final_values, last_values): return 1
-    discounted_returns_kernel(_as2d(rewards), _as2d(terminated), _as2d(truncated), _as2d(final_values),
-                              _lv(rewards, last_values), gamma, _as2d(out))
+    if not shapes_ok(rewards, rewards, terminated, truncated, final_values, last_values): return 1
+    discounted_returns_kernel(as2d(rewards), as2d(terminated), as2d(truncated), as2d(final_values),
+                              as_last_values(rewards, last_values), gamma, as2d(out))
     return 0
 
 def discounted_returns(rewards:np.ndarray,      # [T, N] (or [T]) float32/float64 rewards
@@ -129,8 +129,8 @@ def discounted_returns(rewards:np.ndarray,      # [T, N] (or [T]) float32/float6
         if _discounted_returns_checked(rewards, terminated, truncated, final_values, last_values, gamma, out) == 0:
             return out
     except (TypeError, AttributeError, ValueError): pass
-    lv = _check_rollout("discounted_returns", rewards, None, terminated, truncated, final_values, last_values, has_values=False)
-    gamma = _unit("discounted_returns", "gamma", gamma)
+    lv = check_rollout("discounted_returns", rewards, None, terminated, truncated, final_values, last_values, has_values=False)
+    gamma = check_unit("discounted_returns", "gamma", gamma)
     s, out = (len(rewards), -1), np.empty_like(rewards)
     discounted_returns_kernel(rewards.reshape(s), terminated.reshape(s), truncated.reshape(s), final_values.reshape(s),
                               lv, gamma, out.reshape(s))
@@ -178,9 +178,9 @@ def nstep_returns_kernel(rewards, values, terminated, truncated, final_values, l
 def _nstep_returns_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, n, out):
     "Checks (error code) then `nstep_returns_kernel`."
     if not (0.0 <= gamma <= 1.0) or n < 1: return 1
-    if not _shapes_ok(rewards, values, terminated, truncated, final_values, last_values): return 1
-    nstep_returns_kernel(_as2d(rewards), _as2d(values), _as2d(terminated), _as2d(truncated), _as2d(final_values),
-                         _lv(rewards, last_values), gamma, n, _as2d(out))
+    if not shapes_ok(rewards, values, terminated, truncated, final_values, last_values): return 1
+    nstep_returns_kernel(as2d(rewards), as2d(values), as2d(terminated), as2d(truncated), as2d(final_values),
+                         as_last_values(rewards, last_values), gamma, n, as2d(out))
     return 0
 
 # %% ../../nbs/10c_ops.td_returns.ipynb #c054
@@ -199,8 +199,8 @@ def nstep_returns(rewards:np.ndarray,      # [T, N] (or [T]) float32/float64 rew
         if type(n) is int and _nstep_returns_checked(rewards, values, terminated, truncated, final_values, last_values, gamma, n, out) == 0:
             return out
     except (TypeError, AttributeError, ValueError): pass
-    lv = _check_rollout("nstep_returns", rewards, values, terminated, truncated, final_values, last_values)
-    gamma = _unit("nstep_returns", "gamma", gamma)
+    lv = check_rollout("nstep_returns", rewards, values, terminated, truncated, final_values, last_values)
+    gamma = check_unit("nstep_returns", "gamma", gamma)
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise ValueError(f"nstep_returns: `n` must be an int >= 1, got {n!r}")
     s, out = (len(rewards), -1), np.empty_like(rewards)

@@ -8,9 +8,8 @@ Docs: https://loomorg.github.io/loomnb/ops.vtrace.html.md"""
 from __future__ import annotations
 import numbers
 import numpy as np
-from numba import njit, types as nbt
-from numba.extending import overload
-from .returns import _arr, _check_rollout, _unit, _as2d, _lv, _shapes_ok, _like, _ix, _ix_set, _first
+from numba import types as nbt
+from ._shared import check_array, check_rollout, check_unit, as2d, as_last_values, shapes_ok, like, ix, ix_set, first, fast_exp
 from ._jit import sigs, njit_on_first_call, njit_noalias, NoAliasCompiler
 
 # %% auto #0
@@ -42,43 +41,6 @@ def vtrace_ref(behaviour_logp, target_logp, rewards, values, terminated, truncat
     dt = np.asarray(rewards).dtype
     return vs.reshape(np.shape(rewards)).astype(dt), pg.reshape(np.shape(rewards)).astype(dt)
 
-# %% ../../nbs/11_ops.vtrace.ipynb #c007
-def _exp(x): "Vectorisable exp of a float32/float64 scalar; compiled code only."
-
-@overload(_exp)
-def _exp_impl(x):
-    if x == nbt.float32:
-        f, i = np.float32, np.int32
-        def impl32(x):
-            y = min(max(x, f(-87.0)), f(88.0))
-            k = np.floor(y * f(1.44269504) + f(0.5))
-            r = y - k * f(0.693359375) - k * f(-2.12194440e-4)
-            p = f(1.9875691500e-4) * r + f(1.3981999507e-3)
-            p = p * r + f(8.3334519073e-3); p = p * r + f(4.1665795894e-2)
-            p = p * r + f(1.6666665459e-1); p = p * r + f(5.0000001201e-1)
-            e = (p * r * r + r + f(1.0)) * i((i(k) + i(127)) << i(23)).view(f)
-            return x if x != x else e
-        return impl32
-    def impl64(x):
-        y = min(max(x, -708.0), 709.0)
-        k = np.floor(y * 1.4426950408889634 + 0.5)
-        r = y - k * 0.6931471803691238 - k * 1.9082149292705877e-10
-        p = 1.6059043836821613e-10 * r + 2.08767569878681e-09
-        p = p * r + 2.505210838544172e-08; p = p * r + 2.755731922398589e-07
-        p = p * r + 2.7557319223985893e-06; p = p * r + 2.48015873015873e-05
-        p = p * r + 0.0001984126984126984; p = p * r + 0.001388888888888889
-        p = p * r + 0.008333333333333333; p = p * r + 0.041666666666666664
-        p = p * r + 0.16666666666666666; p = p * r + 0.5
-        p = p * r + 1.0; p = p * r + 1.0
-        e = p * np.int64((np.int64(k) + 1023) << 52).view(np.float64)
-        return x if x != x else e
-    return impl64
-
-@njit(cache=True)
-def _exp_array(x, out):
-    "Elementwise `_exp` (for tests)."
-    for i in range(x.shape[0]): out[i] = _exp(x[i])
-
 # %% ../../nbs/11_ops.vtrace.ipynb #c011
 @njit_noalias(inline='always')
 def vtrace_kernel(behaviour_logp, target_logp, rewards, values, terminated, truncated, final_values, last_values,
@@ -86,11 +48,11 @@ def vtrace_kernel(behaviour_logp, target_logp, rewards, values, terminated, trun
     "Raw V-trace on `[T, N]` C-contiguous arrays, written into `out_vs`/`out_pg` (which must not overlap the inputs); no validation (see `vtrace`)."
     T, N = rewards.shape
     if T == 0: return
-    g, rb, cb, z = _like(gamma, rewards), _like(rho_bar, rewards), _like(c_bar, rewards), _like(0.0, rewards)
+    g, rb, cb, z = like(gamma, rewards), like(rho_bar, rewards), like(c_bar, rewards), like(0.0, rewards)
     carry = np.zeros(N, rewards.dtype)
     for t in range(T - 1, -1, -1):
         for n in range(N):
-            ratio = _exp(target_logp[t, n] - behaviour_logp[t, n])
+            ratio = fast_exp(target_logp[t, n] - behaviour_logp[t, n])
             rho = min(rb, ratio); c = min(cb, ratio)
             f = final_values[t, n]; b = last_values[n] if t == T - 1 else values[t + 1, n]
             v = values[t, n]; r = rewards[t, n]; cr = carry[n]
@@ -111,23 +73,23 @@ def _vtrace_single(behaviour_logp, target_logp, rewards, values, terminated, tru
                    gamma, rho_bar, c_bar, out_vs, out_pg):
     "V-trace for one env ([T] or [T, 1] arrays, scalar `last_value`): ratios first (vectorised), then the carry in registers."
     T = rewards.shape[0]
-    g, rb, cb, z = _like(gamma, rewards), _like(rho_bar, rewards), _like(c_bar, rewards), _like(0.0, rewards)
+    g, rb, cb, z = like(gamma, rewards), like(rho_bar, rewards), like(c_bar, rewards), like(0.0, rewards)
     for t in range(T):                              # pass 1: rho_t into out_pg, c_t into out_vs
-        ratio = _exp(_ix(target_logp, t) - _ix(behaviour_logp, t))
-        _ix_set(out_pg, t, min(rb, ratio)); _ix_set(out_vs, t, min(cb, ratio))
-    vn = _like(last_value, rewards); carry = z      # V(x_{t+1}) and v_{t+1} - V(x_{t+1})
+        ratio = fast_exp(ix(target_logp, t) - ix(behaviour_logp, t))
+        ix_set(out_pg, t, min(rb, ratio)); ix_set(out_vs, t, min(cb, ratio))
+    vn = like(last_value, rewards); carry = z      # V(x_{t+1}) and v_{t+1} - V(x_{t+1})
     for t in range(T - 1, -1, -1):                  # pass 2: backwards, the outputs overwrite the ratios
-        rho = _ix(out_pg, t); c = _ix(out_vs, t)
-        f = _ix(final_values, t); v = _ix(values, t); r = _ix(rewards, t)
-        te = _ix(terminated, t); tr = _ix(truncated, t)
+        rho = ix(out_pg, t); c = ix(out_vs, t)
+        f = ix(final_values, t); v = ix(values, t); r = ix(rewards, t)
+        te = ix(terminated, t); tr = ix(truncated, t)
         nxt = f if tr else vn + carry
         nxt = z if te else nxt
         nv = f if tr else vn
         nv = z if te else nv
         d = rho * (r + g * nv - v)                  # off the chain
         carry = d if (te | tr) else d + g * c * carry
-        _ix_set(out_pg, t, rho * (r + g * nxt - v))
-        _ix_set(out_vs, t, v + carry)
+        ix_set(out_pg, t, rho * (r + g * nxt - v))
+        ix_set(out_vs, t, v + carry)
         vn = v
 
 # %% ../../nbs/11_ops.vtrace.ipynb #c012
@@ -137,14 +99,14 @@ def _vtrace_checked(behaviour_logp, target_logp, rewards, values, terminated, tr
     "Shape/range checks (error code) then `vtrace_kernel`; compiled for [T, N] and [T] inputs; outputs must not overlap inputs."
     if not (0.0 <= gamma <= 1.0 and rho_bar > 0.0 and c_bar > 0.0): return 1
     if behaviour_logp.shape != rewards.shape or target_logp.shape != rewards.shape: return 1
-    if not _shapes_ok(rewards, values, terminated, truncated, final_values, last_values): return 1
+    if not shapes_ok(rewards, values, terminated, truncated, final_values, last_values): return 1
     if rewards.ndim == 1 or rewards.shape[-1] == 1:   # one env: the two-pass loop
         _vtrace_single(behaviour_logp, target_logp, rewards, values, terminated, truncated, final_values,
-                       _first(last_values), gamma, rho_bar, c_bar, out_vs, out_pg)
+                       first(last_values), gamma, rho_bar, c_bar, out_vs, out_pg)
     else:
-        vtrace_kernel(_as2d(behaviour_logp), _as2d(target_logp), _as2d(rewards), _as2d(values), _as2d(terminated),
-                      _as2d(truncated), _as2d(final_values), _lv(rewards, last_values), gamma, rho_bar, c_bar,
-                      _as2d(out_vs), _as2d(out_pg))
+        vtrace_kernel(as2d(behaviour_logp), as2d(target_logp), as2d(rewards), as2d(values), as2d(terminated),
+                      as2d(truncated), as2d(final_values), as_last_values(rewards, last_values), gamma, rho_bar, c_bar,
+                      as2d(out_vs), as2d(out_pg))
     return 0
 
 # %% ../../nbs/11_ops.vtrace.ipynb #c013
@@ -168,10 +130,10 @@ def vtrace(behaviour_logp:np.ndarray, # [T, N] (or [T]) log mu(a_t|x_t), dtype o
             return vs, pg
     except (TypeError, AttributeError, ValueError): pass
     fn = "vtrace"
-    lv = _check_rollout(fn, rewards, values, terminated, truncated, final_values, last_values)
-    _arr(fn, "behaviour_logp", behaviour_logp, rewards.dtype, rewards.shape)
-    _arr(fn, "target_logp", target_logp, rewards.dtype, rewards.shape)
-    gamma = _unit(fn, "gamma", gamma)
+    lv = check_rollout(fn, rewards, values, terminated, truncated, final_values, last_values)
+    check_array(fn, "behaviour_logp", behaviour_logp, rewards.dtype, rewards.shape)
+    check_array(fn, "target_logp", target_logp, rewards.dtype, rewards.shape)
+    gamma = check_unit(fn, "gamma", gamma)
     for name, x in (("rho_bar", rho_bar), ("c_bar", c_bar)):
         if not isinstance(x, numbers.Real) or not x > 0: raise ValueError(f"{fn}: `{name}` must be a real number > 0, got {x!r}")
     s = (len(rewards), -1)

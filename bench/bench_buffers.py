@@ -282,7 +282,7 @@ def bench_push1parts(cap, d, a, repeats):
     ours.push(o1, a1, 0.5, no1, False, False)
     f = ours._push1
     ep, odt, adt, acts, rec, A, offs = f[:7]
-    RT, FT = R._REWARD_TYPES, R._FLAG_TYPES
+    RT, FT = R.REWARD_TYPES, R.FLAG_TYPES
     def checks():
         return (o1.dtype is odt and no1.dtype is odt and o1.ndim == 1 and no1.ndim == 1 and type(0.5) in RT
                 and type(False) in FT and type(False) in FT and a1.dtype is adt and a1.ndim == 1)
@@ -292,7 +292,7 @@ def bench_push1parts(cap, d, a, repeats):
     def kern(): p[0] = ep(p[0], o1, no1, a1, 0.5, False, False, rec, A, offs)
     def disp(): p[0] = R.push_one(p[0], o1, no1, a1, 0.5, False, False, rec, A, offs)
     empty = njit(lambda pos, o, no, a, r, te, tr, rec, A, offs: 0, _nrt=False)
-    esig = R._PUSH1_SIGS[(odt, adt, 2)]
+    esig = R.PUSH1_SIGS[(odt, adt, 2)]
     eep = entry_point(empty, esig)
     fns = {"push(1) fast path": lambda: ours.push(o1, a1, 0.5, no1, False, False),
            "method call, 6 args, empty body": lambda: bare.push(o1, a1, 0.5, no1, False, False),

@@ -10,10 +10,10 @@ import json, os, struct, zlib
 from pathlib import Path
 import numpy as np
 from numba import njit
-from .replay import ReplayBuffer, ReplayBatch, ring_write, uniform_indices, _as_shape, _check_rng
+from .replay import ReplayBuffer, ReplayBatch, ring_write, uniform_indices, as_shape, sample_rng
 
 # %% auto #0
-__all__ = ['MmapReplayBuffer', 'hot_cold_rows']
+__all__ = ['hot_cold_rows', 'MmapReplayBuffer']
 
 # %% ../../nbs/22_buffers.mmap.ipynb #c005
 _MAGIC, _HDR, _SLOT = b"LOOMRB01", 4096, struct.Struct("<qqqI")   # commit record: seq, pos, size, crc32
@@ -36,8 +36,153 @@ def _layout(capacity, fields):
         off += -(-capacity * int(np.prod(shape, dtype=np.int64)) * np.dtype(dt).itemsize // 4096) * 4096
     return out, off
 
+# %% ../../nbs/22_buffers.mmap.ipynb #c011
+def _check_meta(meta, where: str):
+    "The header of a buffer file: a dict with a positive int capacity, int shapes, numeric dtypes; ValueError naming the file."
+    try:
+        ok = (type(meta) is dict and type(meta["capacity"]) is int and meta["capacity"] > 0 and type(meta["store_discounts"]) is bool
+              and all(type(s) is list and all(type(x) is int and x >= 0 for x in s) for s in (meta["obs_shape"], meta["action_shape"]))
+              and all(np.dtype(meta[k]).kind in "biuf" for k in ("obs_dtype", "action_dtype")))
+    except (KeyError, TypeError, ValueError) as e: raise ValueError(f"{where}: bad or missing header field: {e}") from None
+    if not ok: raise ValueError(f"{where}: header {str(meta)[:200]} needs a positive int capacity, lists of non-negative int "
+                                "shapes and numeric dtypes (the file is damaged or was edited)")
+
+def _fields(meta):
+    o, a = tuple(meta["obs_shape"]), tuple(meta["action_shape"])
+    f = [("obs", meta["obs_dtype"], o), ("next_obs", meta["obs_dtype"], o), ("actions", meta["action_dtype"], a),
+         ("rewards", "<f4", ()), ("terminated", "|b1", ()), ("truncated", "|b1", ())]
+    return f + ([("discounts", "<f4", ())] if meta["store_discounts"] else [])
+
+class _MmapStorage:
+    "File mapping and commit records of `MmapReplayBuffer` (a base of it)."
+    def _setup(self, path, meta, seed, hot_capacity, fsync):
+        if isinstance(hot_capacity, bool) or not isinstance(hot_capacity, (int, np.integer)) or hot_capacity < 1:
+            raise ValueError(f"`hot_capacity` must be a positive int, got {hot_capacity!r}")
+        self.path, self.fsync = Path(path), bool(fsync)
+        self.capacity, self.obs_shape = meta["capacity"], tuple(meta["obs_shape"])
+        self.action_shape = tuple(meta["action_shape"])
+        self.obs_dtype, self.action_dtype = np.dtype(meta["obs_dtype"]), np.dtype(meta["action_dtype"])
+        self.optimize_memory, self.store_discounts, self.streams = False, meta["store_discounts"], None
+        self._mm = np.memmap(self.path, np.uint8, "r+")
+        raw = self._mm.view(np.ndarray)                  # plain ndarray over the map (what the Numba kernels take)
+        self._hdr = raw[:_HDR]
+        offs, _ = _layout(self.capacity, _fields(meta))
+        for name, dt, shape in _fields(meta):
+            nb = self.capacity * int(np.prod(shape, dtype=np.int64)) * np.dtype(dt).itemsize
+            setattr(self, name, raw[offs[name]:offs[name] + nb].view(np.dtype(dt)).reshape(self.capacity, *shape))
+        if not self.store_discounts: self.discounts = None
+        cap = self.capacity
+        self._o2, self._no2, self._a2 = self.obs.reshape(cap, -1), self.next_obs.reshape(cap, -1), self.actions.reshape(cap, -1)
+        self._d = np.ones(0, np.float32) if self.discounts is None else self.discounts
+        self.hot_capacity = H = int(min(hot_capacity, cap))
+        self._hot_obs, self._hot_next = np.zeros((H, *self.obs_shape), self.obs_dtype), np.zeros((H, *self.obs_shape), self.obs_dtype)
+        self._hot_head = 0
+        self.pos = self.size = 0
+        self.rng = np.random.default_rng(seed)
+
+    def _commit(self, pos, size):
+        "Publish the valid window [pos - size, pos) in the commit record not used last time."
+        if self.fsync: self._mm.flush()                  # data durable before the record that names it
+        self._seq += 1
+        o = _SLOTS[self._seq % 2]
+        self._hdr[o:o + _SLOT.size] = np.frombuffer(_pack_commit(self._seq, pos, size), np.uint8)
+        if self.fsync: self._mm.flush()
+
+    def _reload_hot(self):
+        "Fill the RAM ring with the newest min(hot_capacity, size) observations from the file."
+        k = min(self.hot_capacity, self.size)
+        slots = (self.pos - k + np.arange(k)) % self.capacity
+        self._hot_obs[:k], self._hot_next[:k] = self.obs[slots], self.next_obs[slots]
+        self._hot_head = k % self.hot_capacity
+
+
+# %% ../../nbs/22_buffers.mmap.ipynb #c013
+@njit(cache=True, nogil=True)
+def hot_cold_rows(idx, pos, cap, hot_n, hot_head, HOT, COLD, out):
+    "Rows `idx` of the file ring `COLD`, taken from the RAM ring `HOT` when among the newest `hot_n` (raw kernel)."
+    H, D = HOT.shape[0], COLD.shape[1]
+    for b in range(idx.shape[0]):
+        i = idx[b]
+        age = (pos - 1 - i) % cap
+        if age < hot_n:
+            h = (hot_head - 1 - age) % H
+            for k in range(D): out[b, k] = HOT[h, k]
+        else:
+            for k in range(D): out[b, k] = COLD[i, k]
+
+class _MmapIO:
+    "Push, sample and file life cycle of `MmapReplayBuffer` (a base of it): every write goes through the commit protocol."
+    def push_batch(self, obs, action, reward, next_obs, terminated, truncated, discount=None):
+        "Store a batch of B transitions: write through to the file, cache observations in RAM, commit."
+        B = self._fast_size(obs, action, reward, next_obs, terminated, truncated, discount)
+        if B < 0:
+            obs, action, reward, next_obs, terminated, truncated, discount = self._validate(
+                obs, action, reward, next_obs, terminated, truncated, discount)
+            B = reward.shape[0]
+        if B == 0: return
+        if not np.isfinite(reward).all(): raise ValueError("`reward` must be finite (no NaN or inf)")
+        if discount is not None and not ((discount >= 0) & (discount <= 1)).all(): raise ValueError("`discount` must lie in [0, 1]")
+        cap = self.capacity
+        if B > cap:
+            k = B - cap; self.pos = (self.pos + k) % cap   # nothing was committed at the skipped slots by this call
+            obs, action, reward, next_obs, terminated, truncated = (x[k:] for x in (obs, action, reward, next_obs, terminated, truncated))
+            discount = None if discount is None else discount[k:]; B = cap
+        over = self.size + B - cap
+        if over > 0: self._commit(self.pos, self.size - over)      # forget the oldest slots before overwriting them
+        ring_write(self.pos, obs.reshape(B, -1), next_obs.reshape(B, -1), action.reshape(B, -1), reward, terminated,
+                   truncated, self._d[:0] if discount is None else discount,
+                   self._o2, self._no2, self._a2, self.rewards, self.terminated, self.truncated, self._d)
+        H = self.hot_capacity
+        for hot, src in ((self._hot_obs, obs), (self._hot_next, next_obs)):
+            src = src[-H:]; k = min(len(src), H - self._hot_head)
+            hot[self._hot_head:self._hot_head + k] = src[:k]; hot[:len(src) - k] = src[k:]
+        self._hot_head = (self._hot_head + min(B, H)) % H
+        self.pos, self.size = (self.pos + B) % cap, min(self.size + B, cap)
+        self._commit(self.pos, self.size)
+    def _push_one(self, *args): return False   # single pushes also go through the commit protocol
+
+    def sample(self, batch_size: int, rng=None) -> ReplayBatch:
+        "Draw `batch_size` committed transitions uniformly (with replacement) using `rng`."
+        self._check_batch(batch_size)
+        k = uniform_indices(sample_rng(rng, self.rng).random(batch_size), self.size)
+        idx = k if self.size == self.capacity else (self.pos - self.size + k) % self.capacity   # same slots as ReplayBuffer
+        return self._gather(idx, np.ones(batch_size, np.float32))
+
+    def _gather(self, idx, weights) -> ReplayBatch:
+        B, hot_n = len(idx), min(self.hot_capacity, self.size)
+        o, no = np.empty((B, self._o2.shape[1]), self.obs_dtype), np.empty((B, self._o2.shape[1]), self.obs_dtype)
+        hot_cold_rows(idx, self.pos, self.capacity, hot_n, self._hot_head, self._hot_obs.reshape(self.hot_capacity, -1), self._o2, o)
+        hot_cold_rows(idx, self.pos, self.capacity, hot_n, self._hot_head, self._hot_next.reshape(self.hot_capacity, -1), self._no2, no)
+        if len(self.obs_shape) != 1: o, no = o.reshape(B, *self.obs_shape), no.reshape(B, *self.obs_shape)
+        return ReplayBatch(o, self.actions[idx], self.rewards[idx], no, self.terminated[idx], self.truncated[idx], weights,
+                           idx, None if self.discounts is None else self.discounts[idx])
+
+    def flush(self):
+        "msync the whole map (durability against OS crashes; process kills are already safe)."
+        self._mm.flush()
+    def close(self):
+        "Flush and drop the map; the buffer is unusable afterwards (reopen with `MmapReplayBuffer.open`)."
+        if getattr(self, "_mm", None) is not None:
+            self._mm.flush()
+            for n in ("obs", "next_obs", "actions", "rewards", "terminated", "truncated", "discounts", "_o2", "_no2",
+                      "_a2", "_d", "_hdr", "_mm"):
+                setattr(self, n, None)               # the OS unmaps the file once no array refers to it
+    def save(self, path=None):
+        "The file is the storage: flush it (a different `path` is refused)."
+        if path is not None and Path(path).resolve() != self.path.resolve():
+            raise ValueError(f"`path`: an MmapReplayBuffer lives in {str(self.path)!r}; copy that file after `flush()`")
+        self.flush()
+
+    @classmethod
+    def load(cls, path, **kw):
+        "Reopen a buffer file (`open`)."
+        return cls.open(path, **kw)
+    def __enter__(self): return self
+    def __exit__(self, *exc): self.close()
+
+
 # %% ../../nbs/22_buffers.mmap.ipynb #c008
-class MmapReplayBuffer(ReplayBuffer):
+class MmapReplayBuffer(_MmapStorage, _MmapIO, ReplayBuffer):
     "Replay buffer stored in a memory-mapped file (crash-safe commits) with the newest observations cached in RAM."
     def __init__(self, capacity: int, # Maximum number of transitions kept in the file
                  obs_shape: tuple, # Shape of one observation
@@ -55,8 +200,8 @@ class MmapReplayBuffer(ReplayBuffer):
         path = Path(path)
         if path.exists() and not overwrite:
             raise ValueError(f"`path` {str(path)!r} exists: reopen it with MmapReplayBuffer.open or pass overwrite=True")
-        meta = dict(capacity=int(capacity), obs_shape=list(_as_shape(obs_shape, "obs_shape")),
-                    action_shape=list(_as_shape(action_shape, "action_shape")), obs_dtype=np.dtype(obs_dtype).str,
+        meta = dict(capacity=int(capacity), obs_shape=list(as_shape(obs_shape, "obs_shape")),
+                    action_shape=list(as_shape(action_shape, "action_shape")), obs_dtype=np.dtype(obs_dtype).str,
                     action_dtype=np.dtype(action_dtype).str, store_discounts=bool(store_discounts))
         blob = json.dumps(meta).encode()
         offs, total = _layout(meta["capacity"], _fields(meta))
@@ -90,145 +235,3 @@ class MmapReplayBuffer(ReplayBuffer):
         self._seq, self.pos, self.size = seq, pos, n
         self._reload_hot()
         return self
-
-# %% ../../nbs/22_buffers.mmap.ipynb #c011
-def _check_meta(meta, where: str):
-    "The header of a buffer file: a dict with a positive int capacity, int shapes, numeric dtypes; ValueError naming the file."
-    try:
-        ok = (type(meta) is dict and type(meta["capacity"]) is int and meta["capacity"] > 0 and type(meta["store_discounts"]) is bool
-              and all(type(s) is list and all(type(x) is int and x >= 0 for x in s) for s in (meta["obs_shape"], meta["action_shape"]))
-              and all(np.dtype(meta[k]).kind in "biuf" for k in ("obs_dtype", "action_dtype")))
-    except (KeyError, TypeError, ValueError) as e: raise ValueError(f"{where}: bad or missing header field: {e}") from None
-    if not ok: raise ValueError(f"{where}: header {str(meta)[:200]} needs a positive int capacity, lists of non-negative int "
-                                "shapes and numeric dtypes (the file is damaged or was edited)")
-
-def _fields(meta):
-    o, a = tuple(meta["obs_shape"]), tuple(meta["action_shape"])
-    f = [("obs", meta["obs_dtype"], o), ("next_obs", meta["obs_dtype"], o), ("actions", meta["action_dtype"], a),
-         ("rewards", "<f4", ()), ("terminated", "|b1", ()), ("truncated", "|b1", ())]
-    return f + ([("discounts", "<f4", ())] if meta["store_discounts"] else [])
-
-def _setup(self, path, meta, seed, hot_capacity, fsync):
-    if isinstance(hot_capacity, bool) or not isinstance(hot_capacity, (int, np.integer)) or hot_capacity < 1:
-        raise ValueError(f"`hot_capacity` must be a positive int, got {hot_capacity!r}")
-    self.path, self.fsync = Path(path), bool(fsync)
-    self.capacity, self.obs_shape = meta["capacity"], tuple(meta["obs_shape"])
-    self.action_shape = tuple(meta["action_shape"])
-    self.obs_dtype, self.action_dtype = np.dtype(meta["obs_dtype"]), np.dtype(meta["action_dtype"])
-    self.optimize_memory, self.store_discounts, self.streams = False, meta["store_discounts"], None
-    self._mm = np.memmap(self.path, np.uint8, "r+")
-    raw = self._mm.view(np.ndarray)                  # plain ndarray over the map (what the Numba kernels take)
-    self._hdr = raw[:_HDR]
-    offs, _ = _layout(self.capacity, _fields(meta))
-    for name, dt, shape in _fields(meta):
-        nb = self.capacity * int(np.prod(shape, dtype=np.int64)) * np.dtype(dt).itemsize
-        setattr(self, name, raw[offs[name]:offs[name] + nb].view(np.dtype(dt)).reshape(self.capacity, *shape))
-    if not self.store_discounts: self.discounts = None
-    cap = self.capacity
-    self._o2, self._no2, self._a2 = self.obs.reshape(cap, -1), self.next_obs.reshape(cap, -1), self.actions.reshape(cap, -1)
-    self._d = np.ones(0, np.float32) if self.discounts is None else self.discounts
-    self.hot_capacity = H = int(min(hot_capacity, cap))
-    self._hot_obs, self._hot_next = np.zeros((H, *self.obs_shape), self.obs_dtype), np.zeros((H, *self.obs_shape), self.obs_dtype)
-    self._hot_head = 0
-    self.pos = self.size = 0
-    self.rng = np.random.default_rng(seed)
-MmapReplayBuffer._setup = _setup
-
-def _commit(self, pos, size):
-    "Publish the valid window [pos - size, pos) in the commit record not used last time."
-    if self.fsync: self._mm.flush()                  # data durable before the record that names it
-    self._seq += 1
-    o = _SLOTS[self._seq % 2]
-    self._hdr[o:o + _SLOT.size] = np.frombuffer(_pack_commit(self._seq, pos, size), np.uint8)
-    if self.fsync: self._mm.flush()
-MmapReplayBuffer._commit = _commit
-
-def _reload_hot(self):
-    "Fill the RAM ring with the newest min(hot_capacity, size) observations from the file."
-    k = min(self.hot_capacity, self.size)
-    slots = (self.pos - k + np.arange(k)) % self.capacity
-    self._hot_obs[:k], self._hot_next[:k] = self.obs[slots], self.next_obs[slots]
-    self._hot_head = k % self.hot_capacity
-MmapReplayBuffer._reload_hot = _reload_hot
-
-# %% ../../nbs/22_buffers.mmap.ipynb #c013
-def _push_batch(self, obs, action, reward, next_obs, terminated, truncated, discount=None):
-    "Store a batch of B transitions: write through to the file, cache observations in RAM, commit."
-    B = self._fast_size(obs, action, reward, next_obs, terminated, truncated, discount)
-    if B < 0:
-        obs, action, reward, next_obs, terminated, truncated, discount = self._validate(
-            obs, action, reward, next_obs, terminated, truncated, discount)
-        B = reward.shape[0]
-    if B == 0: return
-    if not np.isfinite(reward).all(): raise ValueError("`reward` must be finite (no NaN or inf)")
-    if discount is not None and not ((discount >= 0) & (discount <= 1)).all(): raise ValueError("`discount` must lie in [0, 1]")
-    cap = self.capacity
-    if B > cap:
-        k = B - cap; self.pos = (self.pos + k) % cap   # nothing was committed at the skipped slots by this call
-        obs, action, reward, next_obs, terminated, truncated = (x[k:] for x in (obs, action, reward, next_obs, terminated, truncated))
-        discount = None if discount is None else discount[k:]; B = cap
-    over = self.size + B - cap
-    if over > 0: self._commit(self.pos, self.size - over)      # forget the oldest slots before overwriting them
-    ring_write(self.pos, obs.reshape(B, -1), next_obs.reshape(B, -1), action.reshape(B, -1), reward, terminated,
-               truncated, self._d[:0] if discount is None else discount,
-               self._o2, self._no2, self._a2, self.rewards, self.terminated, self.truncated, self._d)
-    H = self.hot_capacity
-    for hot, src in ((self._hot_obs, obs), (self._hot_next, next_obs)):
-        src = src[-H:]; k = min(len(src), H - self._hot_head)
-        hot[self._hot_head:self._hot_head + k] = src[:k]; hot[:len(src) - k] = src[k:]
-    self._hot_head = (self._hot_head + min(B, H)) % H
-    self.pos, self.size = (self.pos + B) % cap, min(self.size + B, cap)
-    self._commit(self.pos, self.size)
-MmapReplayBuffer.push_batch = _push_batch
-MmapReplayBuffer._push_one = lambda self, *args: False   # single pushes also go through the commit protocol
-
-def _sample(self, batch_size: int, rng=None) -> ReplayBatch:
-    "Draw `batch_size` committed transitions uniformly (with replacement) using `rng`."
-    self._check_batch(batch_size)
-    k = uniform_indices(_check_rng(rng, self.rng).random(batch_size), self.size)
-    idx = k if self.size == self.capacity else (self.pos - self.size + k) % self.capacity   # same slots as ReplayBuffer
-    return self._gather(idx, np.ones(batch_size, np.float32))
-MmapReplayBuffer.sample = _sample
-
-@njit(cache=True, nogil=True)
-def hot_cold_rows(idx, pos, cap, hot_n, hot_head, HOT, COLD, out):
-    "Rows `idx` of the file ring `COLD`, taken from the RAM ring `HOT` when among the newest `hot_n` (raw kernel)."
-    H, D = HOT.shape[0], COLD.shape[1]
-    for b in range(idx.shape[0]):
-        i = idx[b]
-        age = (pos - 1 - i) % cap
-        if age < hot_n:
-            h = (hot_head - 1 - age) % H
-            for k in range(D): out[b, k] = HOT[h, k]
-        else:
-            for k in range(D): out[b, k] = COLD[i, k]
-
-def _gather(self, idx, weights) -> ReplayBatch:
-    B, hot_n = len(idx), min(self.hot_capacity, self.size)
-    o, no = np.empty((B, self._o2.shape[1]), self.obs_dtype), np.empty((B, self._o2.shape[1]), self.obs_dtype)
-    hot_cold_rows(idx, self.pos, self.capacity, hot_n, self._hot_head, self._hot_obs.reshape(self.hot_capacity, -1), self._o2, o)
-    hot_cold_rows(idx, self.pos, self.capacity, hot_n, self._hot_head, self._hot_next.reshape(self.hot_capacity, -1), self._no2, no)
-    if len(self.obs_shape) != 1: o, no = o.reshape(B, *self.obs_shape), no.reshape(B, *self.obs_shape)
-    return ReplayBatch(o, self.actions[idx], self.rewards[idx], no, self.terminated[idx], self.truncated[idx], weights,
-                       idx, None if self.discounts is None else self.discounts[idx])
-MmapReplayBuffer._gather = _gather
-
-def _flush(self):
-    "msync the whole map (durability against OS crashes; process kills are already safe)."
-    self._mm.flush()
-def _close(self):
-    "Flush and drop the map; the buffer is unusable afterwards (reopen with `MmapReplayBuffer.open`)."
-    if getattr(self, "_mm", None) is not None:
-        self._mm.flush()
-        for n in ("obs", "next_obs", "actions", "rewards", "terminated", "truncated", "discounts", "_o2", "_no2",
-                  "_a2", "_d", "_hdr", "_mm"):
-            setattr(self, n, None)               # the OS unmaps the file once no array refers to it
-def _save(self, path=None):
-    "The file is the storage: flush it (a different `path` is refused)."
-    if path is not None and Path(path).resolve() != self.path.resolve():
-        raise ValueError(f"`path`: an MmapReplayBuffer lives in {str(self.path)!r}; copy that file after `flush()`")
-    self.flush()
-MmapReplayBuffer.flush, MmapReplayBuffer.close, MmapReplayBuffer.save = _flush, _close, _save
-MmapReplayBuffer.load = classmethod(lambda cls, path, **kw: cls.open(path, **kw))
-MmapReplayBuffer.__enter__ = lambda self: self
-MmapReplayBuffer.__exit__ = lambda self, *exc: self.close()

@@ -8,7 +8,7 @@ Docs: https://loomorg.github.io/loomnb/buffers.nstep.html.md"""
 from __future__ import annotations
 import numpy as np
 from numba import njit
-from .replay import ReplayBuffer, _check_arr, _check_rewards
+from .replay import ReplayBuffer, checked_field, checked_rewards
 
 # %% auto #0
 __all__ = ['nstep_fold', 'NStepWriter', 'nstep_reference']
@@ -87,11 +87,11 @@ class NStepWriter:
                 and reward.shape == terminated.shape == truncated.shape == (N,) and np.isfinite(reward).all()):
             o, a, r, no, te, tr = obs, action, reward, next_obs, terminated, truncated   # already exact: no conversion
         else:
-            o = _check_arr(obs, "obs", so, odt).astype(odt, copy=False)
-            a = _check_arr(action, "action", sa, b.action_dtype).astype(b.action_dtype, copy=False)
-            r = _check_rewards(reward, (N,))
-            no = _check_arr(next_obs, "next_obs", so, odt).astype(odt, copy=False)
-            te, tr = _check_arr(terminated, "terminated", (N,), bool), _check_arr(truncated, "truncated", (N,), bool)
+            o = checked_field(obs, "obs", so, odt).astype(odt, copy=False)
+            a = checked_field(action, "action", sa, b.action_dtype).astype(b.action_dtype, copy=False)
+            r = checked_rewards(reward, (N,))
+            no = checked_field(next_obs, "next_obs", so, odt).astype(odt, copy=False)
+            te, tr = checked_field(terminated, "terminated", (N,), bool), checked_field(truncated, "truncated", (N,), bool)
         k = self._fold(self.t, True, o, a, r, no, te, tr)
         self.t += 1
         return k
@@ -146,10 +146,10 @@ def _nstep_state(w, state) -> dict:
     cnt = np.asarray(state["count"])
     if cnt.shape != (N,) or cnt.dtype.kind not in "iu" or (cnt < 0).any() or (cnt > min(n - 1, t)).any():
         raise ValueError(f"`state['count']` must be {N} ints in [0, min(n - 1, t)] = [0, {min(n - 1, t)}], got {cnt!r}")
-    rew = _check_arr(state["rewards"], "state['rewards']", (n, N), np.float64)
+    rew = checked_field(state["rewards"], "state['rewards']", (n, N), np.float64)
     if not np.isfinite(rew).all(): raise ValueError("`state['rewards']` must be finite (no NaN or inf)")
     return {"t": t, "count": cnt,
-            "_obs": _check_arr(state["obs"], "state['obs']", (n, N, *b.obs_shape), b.obs_dtype),
-            "_act": _check_arr(state["actions"], "state['actions']", (n, N, *b.action_shape), b.action_dtype),
+            "_obs": checked_field(state["obs"], "state['obs']", (n, N, *b.obs_shape), b.obs_dtype),
+            "_act": checked_field(state["actions"], "state['actions']", (n, N, *b.action_shape), b.action_dtype),
             "_rew": rew,
-            "_last_next": _check_arr(state["last_next_obs"], "state['last_next_obs']", (N, *b.obs_shape), b.obs_dtype)}
+            "_last_next": checked_field(state["last_next_obs"], "state['last_next_obs']", (N, *b.obs_shape), b.obs_dtype)}

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 import numpy as np
 from ..core import atomic_write
-from .replay import ReplayBuffer, ReplayBatch, _check_arr
+from .replay import ReplayBuffer, ReplayBatch, checked_field
 
 # %% auto #0
 __all__ = ['OfflineDatasetBuffer', 'load_minari', 'export_minari', 'collect_dataset']
@@ -74,6 +74,15 @@ class OfflineDatasetBuffer(ReplayBuffer):
     def normalize_obs(self, x) -> np.ndarray:
         "Standardise observations with the dataset statistics (use it on env observations at evaluation time)."
         return ((np.asarray(x, np.float32) - self.obs_mean) / self.obs_std).astype(np.float32)
+
+    def save(self, path, data_format: str="hdf5", dataset_id: str="loomnb/exported-v0"):
+        "Write the dataset as a local Minari dataset (see `export_minari`)."
+        return export_minari(self, path, dataset_id, data_format)
+
+    @staticmethod
+    def load(path, normalize: bool=False, seed: int|None=None) -> "OfflineDatasetBuffer":
+        "Read a local Minari dataset (see `load_minari`)."
+        return load_minari(path, normalize, seed)
 
     def _gather(self, idx, weights) -> ReplayBatch:
         b = super()._gather(idx, weights)
@@ -272,8 +281,3 @@ def collect_dataset(env, # A loomnb VecEnv (reset/step per CONTRACTS, info["fina
     o, a, r, no, te, tr = (np.stack(c, 1).reshape(-1, *np.shape(c[0])[1:]) for c in cols)   # env-major: env 0's steps first
     return OfflineDatasetBuffer(o, a, r, no, te, tr, normalize=normalize)
 
-def _save_offline(self, path, data_format: str="hdf5", dataset_id: str="loomnb/exported-v0"):
-    "Write the dataset as a local Minari dataset (see `export_minari`)."
-    return export_minari(self, path, dataset_id, data_format)
-OfflineDatasetBuffer.save = _save_offline
-OfflineDatasetBuffer.load = staticmethod(load_minari)

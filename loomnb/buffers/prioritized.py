@@ -10,7 +10,7 @@ import numpy as np
 from numba import types
 from ..ops.segment_tree import K, SumTree, MinTree, sum_tree_update, min_tree_update
 from ..ops._jit import entry_point, any_layout, njit_lean
-from .replay import ReplayBuffer, ReplayBatch, _check_rng, push_one, _REWARD_TYPES, _FLAG_TYPES
+from .replay import ReplayBuffer, ReplayBatch, sample_rng, push_one, REWARD_TYPES, FLAG_TYPES
 from .per_kernels import (per_sample, per_write, per_update, sum_min_ancestors, sum_min_set,
                                        sum_min_set_changed, per_update_into, power_inplace, per_update_fused,
                                        per_new_slots, per_sample_into)
@@ -110,7 +110,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
             ep, odt, adt, acts, rec, A, offs, cap, hook = f
             try:
                 ok = (obs.dtype is odt and next_obs.dtype is odt and obs.ndim == 1 and next_obs.ndim == 1
-                      and type(reward) in _REWARD_TYPES and type(terminated) in _FLAG_TYPES and type(truncated) in _FLAG_TYPES
+                      and type(reward) in REWARD_TYPES and type(terminated) in FLAG_TYPES and type(truncated) in FLAG_TYPES
                       and (action.dtype is adt and action.ndim == 1 if acts is None else type(action) in acts)
                       and (priority is None or type(priority) in _PRIO_TYPES))
             except AttributeError: ok = False
@@ -148,7 +148,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         if type(batch_size) is not int or not 0 < batch_size <= self.size: self._check_batch(batch_size)
         if not self._st[self._off[-2]] > 0: raise ValueError("`batch_size`: every stored priority is 0, nothing to sample")
         b = self._beta if beta is None else _check_unit(beta, "beta")
-        u = (rng if type(rng) is np.random.Generator and seed is None else _check_rng(rng, self.rng, seed)).random(batch_size)
+        u = (rng if type(rng) is np.random.Generator and seed is None else sample_rng(rng, self.rng, seed)).random(batch_size)
         B = batch_size
         idx, w = np.empty(B, np.int64), np.empty(B, np.float32)
         if not self._fast_gather:     # memory-saving mode: indices and weights here, rows through _gather

@@ -12,12 +12,13 @@ import numpy as np
 from numba import typeof
 from ..ops._jit import entry_point
 from .replay_storage import (ring_write, gather_rows, uniform_indices, sample_rows, touch_rows, gather_into,
-    sample_into, push_rows, push_rec, push_one, _BOOL, _push_entry, _push1_entry, _PUSH1_EPS, _PUSH1_SIGS, _record_offsets,
-    _record_fields, _as_2d, _push_shared_obs, _shared_next_obs)
-from .replay_io import atomic_savez, read_npz, _save, _read, _restore, _state
+    sample_into, push_rows, push_rec, push_one, BOOL, push_entry, push1_entry, PUSH1_EPS, PUSH1_SIGS, record_offsets,
+    record_fields, as_2d, push_shared_obs, shared_next_obs)
+from .replay_io import atomic_savez, read_npz, save_buffer, read_buffer, restore_buffer, buffer_state
 
 # %% auto #0
-__all__ = ['ReplayBatch', 'ReplayBuffer']
+__all__ = ['REWARD_TYPES', 'FLAG_TYPES', 'ReplayBatch', 'checked_field', 'checked_rewards', 'as_shape', 'sample_rng',
+           'ReplayBuffer']
 
 # %% ../../nbs/21_buffers.replay.ipynb #c006
 class ReplayBatch(NamedTuple):
@@ -33,7 +34,7 @@ class ReplayBatch(NamedTuple):
     discounts: np.ndarray | None = None  # [B] float32 bootstrap factor gamma^k (n-step buffers); None: use gamma
 
 # %% ../../nbs/21_buffers.replay.ipynb #c008
-def _check_arr(x, name: str, shape: tuple, dtype) -> np.ndarray:
+def checked_field(x, name: str, shape: tuple, dtype) -> np.ndarray:
     "`x` as an array of exactly `shape`, castable to `dtype`, else a ValueError naming `name`."
     a = np.asarray(x)
     if a.shape != tuple(shape):
@@ -48,12 +49,12 @@ def _check_arr(x, name: str, shape: tuple, dtype) -> np.ndarray:
         raise ValueError(f"`{name}` must have a dtype castable to {dt} (same kind), got {a.dtype}")
     return a
 
-def _check_rewards(x, shape) -> np.ndarray:
-    r = _check_arr(x, "reward", shape, np.float32)
+def checked_rewards(x, shape) -> np.ndarray:
+    r = checked_field(x, "reward", shape, np.float32)
     if not np.isfinite(r).all(): raise ValueError("`reward` must be finite (no NaN or inf)")
     return r
 
-def _as_shape(s, name) -> tuple:
+def as_shape(s, name) -> tuple:
     if isinstance(s, (int, np.integer)): s = (int(s),)
     try:
         if isinstance(s, str): raise TypeError
@@ -63,9 +64,9 @@ def _as_shape(s, name) -> tuple:
     return s
 
 _REWARD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))   # taken as they are by the fast push paths
-_REWARD_TYPES, _FLAG_TYPES = (float, np.float64, np.float32), (bool, np.bool_)
+REWARD_TYPES, FLAG_TYPES = (float, np.float64, np.float32), (bool, np.bool_)
 
-def _check_rng(rng, default, seed=None):
+def sample_rng(rng, default, seed=None):
     "The generator a sample draws from: `rng` (a Generator or an int seed), a fresh one seeded with `seed`, else `default`."
     if seed is not None:
         if rng is not None: raise ValueError(f"`seed`: pass either `rng` or `seed`, not both (got rng={rng!r}, seed={seed!r})")
@@ -93,12 +94,12 @@ class ReplayBuffer:
                  seed: int|None=None): # Seed of the buffer's own generator, used when `sample` gets no `rng`
         if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity < 1:
             raise ValueError(f"`capacity` must be a positive int, got {capacity!r}")
-        self.capacity, self.obs_shape = int(capacity), _as_shape(obs_shape, "obs_shape")
-        self.action_shape = _as_shape(action_shape, "action_shape")
+        self.capacity, self.obs_shape = int(capacity), as_shape(obs_shape, "obs_shape")
+        self.action_shape = as_shape(action_shape, "action_shape")
         self.obs_dtype, self.action_dtype = np.dtype(obs_dtype), np.dtype(action_dtype)
         self.optimize_memory, self.store_discounts = bool(optimize_memory), bool(store_discounts)
         cap = self.capacity
-        self._rec = np.zeros((cap, _record_offsets(self.obs_shape, self.obs_dtype, not self.optimize_memory, self.action_shape,
+        self._rec = np.zeros((cap, record_offsets(self.obs_shape, self.obs_dtype, not self.optimize_memory, self.action_shape,
                                                    self.action_dtype, self.store_discounts)[1]), np.uint8)
         self._build_views()
         if self.discounts is not None: self.discounts[:] = 1.0
@@ -109,12 +110,12 @@ class ReplayBuffer:
 
     def _build_views(self):
         "The field views into the record array `_rec`, and the 2-D views the kernels work on."
-        (self.obs, self.next_obs, self.actions, self.rewards, self.discounts, self.terminated, self.truncated) = _record_fields(
+        (self.obs, self.next_obs, self.actions, self.rewards, self.discounts, self.terminated, self.truncated) = record_fields(
             self._rec, self.obs_shape, self.obs_dtype, not self.optimize_memory, self.action_shape, self.action_dtype,
             self.store_discounts)
-        self._o2 = _as_2d(self.obs)
-        self._no2 = self._o2[:0] if self.next_obs is None else _as_2d(self.next_obs)
-        self._a2 = _as_2d(self.actions)
+        self._o2 = as_2d(self.obs)
+        self._no2 = self._o2[:0] if self.next_obs is None else as_2d(self.next_obs)
+        self._a2 = as_2d(self.actions)
         self._d = np.ones(0, np.float32) if self.discounts is None else self.discounts
 
     _fast_push = _fast_gather = _hook = False   # class defaults for subclasses that build their own storage
@@ -130,11 +131,11 @@ class ReplayBuffer:
         self._a_nd = len(self.action_shape) + 1                        # ndim of a batch of actions
         self._fast_push = self._fast_push and getattr(self, "_rec", None) is not None and self._rec.flags.c_contiguous
         if self._fast_push:     # push_rec's layout facts, and the exact input (dtypes, ndims) it takes without checks
-            offs = _record_offsets(self.obs_shape, self.obs_dtype, True, self.action_shape, self.action_dtype, False)[0]
+            offs = record_offsets(self.obs_shape, self.obs_dtype, True, self.action_shape, self.action_dtype, False)[0]
             self._push_offs = np.array([offs[2] // self.action_dtype.itemsize, offs[3] // 4, offs[5],
                                         self._o2.shape[1], self._a2.shape[1]], np.int64)
             o, a = self.obs_dtype, self.action_dtype
-            self._push_keys = tuple((o, o, a, r, _BOOL, _BOOL, 2, 2, self._a_nd, 1, 1, 1) for r in _REWARD_DTYPES)
+            self._push_keys = tuple((o, o, a, r, BOOL, BOOL, 2, 2, self._a_nd, 1, 1, 1) for r in _REWARD_DTYPES)
         else: self._push_keys, self._push_offs = ((), ()), None
         self._push_eps = [None] * len(_REWARD_DTYPES)                  # resolved on first use (`_push_entry`)
         self._push_fp = (*self._push_keys, self._push_eps, getattr(self, "_rec", None), self._push_offs, self.capacity, self._hook)
@@ -149,12 +150,12 @@ class ReplayBuffer:
         "(entry point or None until first use, obs dtype, action dtype, scalar action types or None, record, action view, offsets, capacity, hook)."
         acts = None if self._a_nd == 2 else self._act_types
         if not self._fast_push or acts == (): self._push1 = None; return
-        ep = _PUSH1_EPS.get((self.obs_dtype, self.action_dtype, self._a_nd))
+        ep = PUSH1_EPS.get((self.obs_dtype, self.action_dtype, self._a_nd))
         self._push1 = (ep, self.obs_dtype, self.action_dtype, acts, self._rec, self._a2, self._push_offs, self.capacity, self._hook)
 
     def _push_entry(self, w):
         "Resolve (once) the compiled `push_rec` for reward dtype number `w`."
-        ep = self._push_eps[w] = _push_entry(self.obs_dtype, self.action_dtype, self._a_nd, _REWARD_DTYPES[w])
+        ep = self._push_eps[w] = push_entry(self.obs_dtype, self.action_dtype, self._a_nd, _REWARD_DTYPES[w])
         return ep
 
     _VIEWS = ("obs", "next_obs", "actions", "rewards", "discounts", "terminated", "truncated", "_o2", "_no2", "_a2", "_d")
@@ -188,11 +189,11 @@ class ReplayBuffer:
             ep, odt, adt, acts, rec, A, offs, cap, hook = f
             try:  # the entry point checks no dtype or ndim itself (a wrong ndim would write past its array descriptor)
                 ok = (obs.dtype is odt and next_obs.dtype is odt and obs.ndim == 1 and next_obs.ndim == 1
-                      and type(reward) in _REWARD_TYPES and type(terminated) in _FLAG_TYPES and type(truncated) in _FLAG_TYPES
+                      and type(reward) in REWARD_TYPES and type(terminated) in FLAG_TYPES and type(truncated) in FLAG_TYPES
                       and (action.dtype is adt and action.ndim == 1 if acts is None else type(action) in acts))
             except AttributeError: ok = False
             if ok:
-                if ep is None: ep = _push1_entry(odt, adt, self._a_nd); self._set_push1()
+                if ep is None: ep = push1_entry(odt, adt, self._a_nd); self._set_push1()
                 start = self.pos
                 try: p = ep(start, obs, next_obs, action, reward, terminated, truncated, rec, A, offs)
                 except TypeError: p = -1      # ndarray-like attributes on something that is not an ndarray
@@ -248,7 +249,7 @@ class ReplayBuffer:
             B = reward.shape[0]
         if B == 0: return
         if self.optimize_memory:
-            return _push_shared_obs(self, obs, action, reward, next_obs, terminated, truncated, discount)
+            return push_shared_obs(self, obs, action, reward, next_obs, terminated, truncated, discount)
         if B > self.capacity:   # only the newest `capacity` rows survive
             k = B - self.capacity
             self.pos = (self.pos + k) % self.capacity
@@ -285,15 +286,15 @@ class ReplayBuffer:
         r = np.asarray(reward)
         if r.ndim != 1: raise ValueError(f"`reward` must be 1-D [B], got shape {r.shape}")
         B = r.shape[0]
-        o = _check_arr(obs, "obs", (B, *self.obs_shape), self.obs_dtype).astype(self.obs_dtype, copy=False)
-        no = _check_arr(next_obs, "next_obs", (B, *self.obs_shape), self.obs_dtype).astype(self.obs_dtype, copy=False)
-        a = _check_arr(action, "action", (B, *self.action_shape), self.action_dtype).astype(self.action_dtype, copy=False)
-        r = _check_rewards(r, (B,)).astype(np.float32, copy=False)
-        te = _check_arr(terminated, "terminated", (B,), bool)
-        tr = _check_arr(truncated, "truncated", (B,), bool)
+        o = checked_field(obs, "obs", (B, *self.obs_shape), self.obs_dtype).astype(self.obs_dtype, copy=False)
+        no = checked_field(next_obs, "next_obs", (B, *self.obs_shape), self.obs_dtype).astype(self.obs_dtype, copy=False)
+        a = checked_field(action, "action", (B, *self.action_shape), self.action_dtype).astype(self.action_dtype, copy=False)
+        r = checked_rewards(r, (B,)).astype(np.float32, copy=False)
+        te = checked_field(terminated, "terminated", (B,), bool)
+        tr = checked_field(truncated, "truncated", (B,), bool)
         if self.store_discounts:
             if discount is None: raise ValueError("`discount` is required: this buffer has store_discounts=True")
-            d = _check_arr(discount, "discount", (B,), np.float32).astype(np.float32, copy=False)
+            d = checked_field(discount, "discount", (B,), np.float32).astype(np.float32, copy=False)
             if not (np.isfinite(d).all() and (d >= 0).all() and (d <= 1).all()):
                 raise ValueError("`discount` must lie in [0, 1]")
         elif discount is not None: raise ValueError("`discount` given but this buffer has store_discounts=False")
@@ -312,7 +313,7 @@ class ReplayBuffer:
               ) -> ReplayBatch:
         "Draw `batch_size` transitions uniformly (with replacement) using `rng`, a fresh generator seeded with `seed`, or `self.rng`."
         if type(batch_size) is not int or not 0 < batch_size <= self.size: self._check_batch(batch_size)
-        u = (rng if type(rng) is np.random.Generator and seed is None else _check_rng(rng, self.rng, seed)).random(batch_size)
+        u = (rng if type(rng) is np.random.Generator and seed is None else sample_rng(rng, self.rng, seed)).random(batch_size)
         if not self._fast_gather:
             return self._gather(uniform_indices(u, self.size), np.ones(batch_size, np.float32))
         B = batch_size
@@ -335,7 +336,7 @@ class ReplayBuffer:
         odt, os_, as_ = self.obs_dtype, self.obs_shape, self.action_shape
         if len(os_) == 1: o2 = o = np.empty((B, os_[0]), odt)
         else: o = np.empty((B, *os_), odt); o2 = o.reshape(B, -1)
-        if self.next_obs is None: no = no2 = np.empty((0, o2.shape[1]), odt)     # filled by _shared_next_obs
+        if self.next_obs is None: no = no2 = np.empty((0, o2.shape[1]), odt)     # filled by shared_next_obs
         elif len(os_) == 1: no2 = no = np.empty((B, os_[0]), odt)
         else: no = np.empty((B, *os_), odt); no2 = no.reshape(B, -1)
         if len(as_) == 1: a2 = a = np.empty((B, as_[0]), self.action_dtype)
@@ -352,21 +353,21 @@ class ReplayBuffer:
 
     def save(self, path):
         "Write the buffer to `path` (.npz, no pickle, atomic rename); `load` reads it back."
-        _save(self, path)
+        save_buffer(self, path)
 
     @classmethod
     def load(cls, path):
         "Rebuild a buffer saved with `save`, validating the file first (ValueError if it does not check out)."
-        return _restore(cls, *_read(path, cls.__name__))
+        return restore_buffer(cls, *read_buffer(path, cls.__name__))
 
     def state(self) -> tuple[dict, dict]:
         "The filled rows as (JSON-serialisable header, arrays): what `save` writes, for a checkpoint of its own."
-        return _state(self)
+        return buffer_state(self)
 
     @classmethod
     def from_state(cls, meta: dict, arrays: dict):
         "Rebuild a buffer from `state()`, checked like a file (ValueError if it does not check out)."
-        return _restore(cls, meta, arrays)
+        return restore_buffer(cls, meta, arrays)
 
     @staticmethod
     def _extra_kwargs(meta): return {}
@@ -377,5 +378,5 @@ class ReplayBuffer:
         o, no, a, o2, no2, a2, r, te, tr, d = self._outputs(idx.shape[0])
         gather_into(idx, self._o2, self._no2, self._a2, self.rewards, self.terminated, self.truncated, self._d,
                     o2, no2, a2, r, te, tr, d)
-        if self.optimize_memory: no = _shared_next_obs(self, idx)
+        if self.optimize_memory: no = shared_next_obs(self, idx)
         return ReplayBatch(o, a, r, no, te, tr, weights, idx, d if self.store_discounts else None)

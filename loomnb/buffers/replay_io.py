@@ -10,12 +10,12 @@ import json, math, os, zipfile
 import numpy as np
 
 # %% auto #0
-__all__ = ['atomic_savez', 'read_npz']
+__all__ = ['buffer_state', 'atomic_savez', 'save_buffer', 'read_npz', 'read_buffer', 'restore_buffer']
 
 # %% ../../nbs/20b_buffers.replay_io.ipynb #c036
 _FORMAT, _VERSION = "loomnb.replay", 1
 
-def _state(buf) -> tuple[dict, dict]:
+def buffer_state(buf) -> tuple[dict, dict]:
     "(meta, arrays) describing `buf` (rows [0, size) only)."
     n = buf.size
     meta = dict(format=_FORMAT, version=_VERSION, cls=type(buf).__name__, capacity=buf.capacity,
@@ -43,7 +43,7 @@ def atomic_savez(path, # Destination .npz file (its folder is created)
         if np.asarray(a).dtype.hasobject: raise ValueError(f"atomic_savez: array {k!r} has dtype object, which cannot be saved without pickle")
     with atomic_write(path) as fh: np.savez(fh, __meta__=np.array(json.dumps(meta)), **arr)
 
-def _save(buf, path): atomic_savez(path, *_state(buf))
+def save_buffer(buf, path): atomic_savez(path, *buffer_state(buf))
 
 def read_npz(path, # A file written by `atomic_savez`
              what: str, # What it should hold, for the error message (e.g. "loomnb replay file")
@@ -75,7 +75,7 @@ def _check_header_size(path, meta):
         raise ValueError(f"`path` {str(path)!r}: header capacity {cap!r} (x {row} bytes a row) is not a positive int that fits in "
                          f"this machine's memory ({_phys_bytes() / 2**30:.0f} GiB): the file is damaged or was edited")
 
-def _read(path, cls_name) -> tuple[dict, dict]:
+def read_buffer(path, cls_name) -> tuple[dict, dict]:
     "Header and arrays of a saved buffer, with the format checks; ValueError naming `path` on anything unexpected."
     meta, arr = read_npz(path, "loomnb replay file")
     if meta.get("format") != _FORMAT or meta.get("version") != _VERSION:
@@ -94,7 +94,7 @@ def _expect(arr, name, shape, dtype):
                          f"expected {tuple(shape)} and {np.dtype(dtype)}")
     return a
 
-def _restore(cls, meta, arr):
+def restore_buffer(cls, meta, arr):
     "A new `cls` filled from a checked (meta, arrays) pair."
     try:
         buf = cls(meta["capacity"], tuple(meta["obs_shape"]), tuple(meta["action_shape"]), np.dtype(meta["obs_dtype"]),

@@ -12,8 +12,9 @@ from numba.extending import overload
 from ..ops._jit import entry_point, any_layout, njit_lean
 
 # %% auto #0
-__all__ = ['ring_write', 'gather_rows', 'uniform_indices', 'sample_rows', 'touch_rows', 'gather_into', 'sample_into', 'push_rows',
-           'push_rec', 'push_one']
+__all__ = ['BOOL', 'PUSH1_EPS', 'PUSH1_SIGS', 'ring_write', 'gather_rows', 'uniform_indices', 'sample_rows', 'touch_rows',
+           'gather_into', 'sample_into', 'push_rows', 'push_rec', 'push_entry', 'push_one', 'push1_entry',
+           'record_offsets', 'record_fields', 'as_2d', 'push_shared_obs', 'shared_next_obs']
 
 # %% ../../nbs/20a_buffers.replay_storage.ipynb #c011
 @njit(cache=True, nogil=True)
@@ -180,16 +181,16 @@ def _put_row_nb(A, j, a):
     return put_scalar
 
 # %% ../../nbs/20a_buffers.replay_storage.ipynb #s21s012
-_BOOL = np.dtype(np.bool_)
+BOOL = np.dtype(np.bool_)
 _PUSH_EPS = {}   # (obs dtype, action dtype, action ndim, reward dtype) -> compiled `push_rec` entry point
 
-def _push_entry(odt, adt, a_nd, rdt):
+def push_entry(odt, adt, a_nd, rdt):
     "The compiled `push_rec` for these input dtypes ('A' layout: any strides), callable without type dispatch (else the dispatcher)."
     key = (odt, adt, a_nd, rdt)
     ep = _PUSH_EPS.get(key)
     if ep is None:
         arr = any_layout
-        sig = (types.int64, arr(odt, 2), arr(odt, 2), arr(adt, a_nd), arr(rdt, 1), arr(_BOOL, 1), arr(_BOOL, 1),
+        sig = (types.int64, arr(odt, 2), arr(odt, 2), arr(adt, a_nd), arr(rdt, 1), arr(BOOL, 1), arr(BOOL, 1),
                types.Array(types.uint8, 2, "C"), types.Array(types.int64, 1, "C"))
         ep = _PUSH_EPS[key] = entry_point(push_rec, sig)
     return ep
@@ -207,21 +208,21 @@ def push_one(pos, o, no, a, r, te, tr, rec, A, offs):
     rr[pos, offs[1]] = r; rec[pos, offs[2]] = te; rec[pos, offs[2] + 1] = tr
     return pos + 1 if pos + 1 < rec.shape[0] else 0
 
-_PUSH1_EPS, _PUSH1_SIGS = {}, {}   # (obs dtype, action dtype, action ndim of a batch) -> compiled `push_one` entry point, its signature
+PUSH1_EPS, PUSH1_SIGS = {}, {}   # (obs dtype, action dtype, action ndim of a batch) -> compiled `push_one` entry point, its signature
 
-def _push1_entry(odt, adt, a_nd):
+def push1_entry(odt, adt, a_nd):
     "The compiled `push_one` for 'A'-layout 1-D observations and a [Da] row (a_nd 2) or an int64/float64 scalar action (a_nd 1)."
     key = (odt, adt, a_nd)
-    ep = _PUSH1_EPS.get(key)
+    ep = PUSH1_EPS.get(key)
     if ep is None:
         a_t = any_layout(adt, 1) if a_nd == 2 else types.int64 if adt.kind in "iu" else types.float64
         sig = (types.int64, any_layout(odt, 1), any_layout(odt, 1), a_t, types.float64, types.boolean, types.boolean,
                types.Array(types.uint8, 2, "C"), any_layout(adt, 2), types.Array(types.int64, 1, "C"))
-        _PUSH1_SIGS[key] = sig; ep = _PUSH1_EPS[key] = entry_point(push_one, sig)
+        PUSH1_SIGS[key] = sig; ep = PUSH1_EPS[key] = entry_point(push_one, sig)
     return ep
 
 # %% ../../nbs/20a_buffers.replay_storage.ipynb #c016
-def _record_offsets(obs_shape, obs_dtype, has_next, action_shape, action_dtype, store_discounts):
+def record_offsets(obs_shape, obs_dtype, has_next, action_shape, action_dtype, store_discounts):
     "Byte offsets of (obs, next_obs, actions, reward, discount, terminated, truncated) in one record (None: absent), and its width."
     odt, adt = np.dtype(obs_dtype), np.dtype(action_dtype)
     up = lambda x, k: -(-x // k) * k
@@ -233,9 +234,9 @@ def _record_offsets(obs_shape, obs_dtype, has_next, action_shape, action_dtype, 
     te = r + (8 if store_discounts else 4)
     return (0, nxt, a, r, d, te, te + 1), up(te + 2, max(odt.itemsize, adt.itemsize, 4))
 
-def _record_fields(rec, obs_shape, obs_dtype, has_next, action_shape, action_dtype, store_discounts):
+def record_fields(rec, obs_shape, obs_dtype, has_next, action_shape, action_dtype, store_discounts):
     "(obs, next_obs, actions, rewards, discounts, terminated, truncated): strided views into the record array `rec` (None: absent)."
-    offs, width = _record_offsets(obs_shape, obs_dtype, has_next, action_shape, action_dtype, store_discounts)
+    offs, width = record_offsets(obs_shape, obs_dtype, has_next, action_shape, action_dtype, store_discounts)
     assert rec.shape[1] == width and rec.dtype == np.uint8
     def view(off, shape, dt):
         if off is None: return None
@@ -244,13 +245,13 @@ def _record_fields(rec, obs_shape, obs_dtype, has_next, action_shape, action_dty
     return tuple(view(o, sh, dt) for o, sh, dt in zip(offs, (obs_shape, obs_shape, action_shape, (), (), (), ()),
                                                        (obs_dtype, obs_dtype, action_dtype, np.float32, np.float32, bool, bool)))
 
-def _as_2d(a):
+def as_2d(a):
     "`a` [capacity, ...] as a [capacity, -1] view, never a copy (raises if it had to be one)."
     v = a.view(); v.shape = (a.shape[0], -1)
     return v
 
 # %% ../../nbs/20a_buffers.replay_storage.ipynb #c031
-def _push_shared_obs(buf, o, a, r, no, te, tr, d):
+def push_shared_obs(buf, o, a, r, no, te, tr, d):
     "optimize_memory push: obs stored once; episode ends and the newest step keep their own next_obs."
     B = o.shape[0]
     if not np.isfinite(r).all(): raise ValueError("`reward` must be finite (no NaN or inf)")
@@ -291,7 +292,7 @@ def _push_shared_obs(buf, o, a, r, no, te, tr, d):
     buf._advance(B, buf._cap)
     buf._on_write(start, B, buf._cap)
 
-def _shared_next_obs(buf, idx):
+def shared_next_obs(buf, idx):
     "next_obs of slots `idx` in optimize_memory mode."
     N = buf.streams
     nxt = buf.obs[(idx + N) % buf._cap]

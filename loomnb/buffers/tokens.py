@@ -62,6 +62,112 @@ class PackedBatch(NamedTuple):
     row: np.ndarray             # [S] int64 row of each sequence
     offset: np.ndarray          # [S] int64 first column of each sequence
 
+# %% ../../nbs/24_buffers.tokens.ipynb #c013
+class _Selection:
+    "Selection and batching of `VarLenStore` (a base of it)."
+    def _check_idx(self, indices):
+        idx = np.asarray(indices)
+        if idx.ndim != 1 or idx.dtype.kind not in "iu" or len(idx) == 0:
+            raise ValueError(f"`indices` must be a non-empty 1-D integer array, got dtype {idx.dtype} shape {idx.shape}")
+        if idx.min() < 0 or idx.max() >= self._n: raise ValueError(f"`indices` must lie in [0, {self._n})")
+        return idx.astype(np.int64)
+
+    def sample(self, batch_size: int, rng: np.random.Generator) -> np.ndarray:
+        "`batch_size` distinct sequence indices drawn with `rng`."
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}")
+        if self._n == 0: raise ValueError("`batch_size`: the store is empty")
+        if batch_size > self._n: raise ValueError(f"`batch_size`={batch_size} exceeds the {self._n} sequences stored")
+        if not isinstance(rng, np.random.Generator): raise ValueError("`rng` must be a numpy.random.Generator")
+        return rng.choice(self._n, batch_size, replace=False).astype(np.int64)
+
+    def padded(self, indices, pad_id: int=0) -> PaddedBatch:
+        "Sequences `indices` right-padded to the longest of them."
+        idx = self._check_idx(indices)
+        lens = self._off[idx + 1] - self._off[idx]
+        B, L = len(idx), int(lens.max())
+        tok = np.full((B, L), pad_id, self.token_dtype); gather_padded(self._tok, self._off, idx, tok)
+        tf = {}
+        for k, v in self._tf.items():
+            tf[k] = np.zeros((B, L), np.float32); gather_padded(v, self._off, idx, tf[k])
+        return PaddedBatch(tok, np.arange(L)[None, :] < lens[:, None], lens, tf, {k: v[idx] for k, v in self._sf.items()}, idx)
+
+    def packed(self, indices, max_length: int, pad_id: int=0) -> PackedBatch:
+        "Sequences `indices` packed into rows of `max_length` tokens (first-fit decreasing)."
+        idx = self._check_idx(indices)
+        if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)) or max_length < 1:
+            raise ValueError(f"`max_length` must be a positive int, got {max_length!r}")
+        lens = self._off[idx + 1] - self._off[idx]
+        if lens.max() > max_length: raise ValueError(f"`max_length`={max_length} is shorter than the longest selected sequence ({lens.max()})")
+        row, col, R = pack_ffd_kernel(lens, int(max_length))
+        shape = (int(R), int(max_length))
+        ids = np.full(shape, pad_id, self.token_dtype); scatter_packed(self._tok, self._off, idx, row, col, ids)
+        pos, seg = np.zeros(shape, np.int64), np.full(shape, -1, np.int64)
+        fill_segments(lens, row, col, pos, seg)
+        tf = {}
+        for k, v in self._tf.items():
+            tf[k] = np.zeros(shape, np.float32); scatter_packed(v, self._off, idx, row, col, tf[k])
+        return PackedBatch(ids, seg >= 0, pos, seg, tf, {k: v[idx] for k, v in self._sf.items()}, idx, row, col)
+
+
+# %% ../../nbs/24_buffers.tokens.ipynb #c021
+_FORMAT, _VERSION = "loomnb.varlen", 1
+
+def _read_store(path) -> tuple[dict, dict]:
+    "Header and arrays of a saved store, with the format checks; ValueError on anything unexpected."
+    meta, arr = read_npz(path, "loomnb token store")
+    if meta.get("format") != _FORMAT or meta.get("version") != _VERSION:
+        raise ValueError(f"`path`: format {meta.get('format')!r} is not {_FORMAT} v{_VERSION}")
+    return meta, arr
+
+
+# %% ../../nbs/24_buffers.tokens.ipynb #c022
+class _StoreFiles:
+    "Save and load of `VarLenStore` (a base of it)."
+    def save(self, path):
+        "Write the store to `path` (.npz, no pickle, atomic rename); `VarLenStore.load` reads it back."
+        n, T = self._n, self.num_tokens
+        meta = dict(format=_FORMAT, version=_VERSION, token_dtype=self.token_dtype.str, n=n, num_tokens=T,
+                    token_fields=list(self.token_field_names), seq_fields=list(self.seq_field_names))
+        arr = {"tokens": self._tok[:T], "offsets": self._off[:n + 1]}
+        arr.update({f"token_field_{j}": self._tf[k][:T] for j, k in enumerate(self.token_field_names)})
+        arr.update({f"seq_field_{j}": self._sf[k][:n] for j, k in enumerate(self.seq_field_names)})
+        atomic_savez(path, meta, arr)
+
+    @classmethod
+    def load(cls, path) -> "VarLenStore":
+        "Rebuild a store saved with `save`, validating the file first (ValueError naming `path` if it does not check out)."
+        try: return _load_checked(cls, path)
+        except ValueError as e:
+            if str(path) in str(e): raise
+            raise ValueError(str(e).replace("`path`", f"`path` {str(path)!r}", 1)) from None
+
+def _load_checked(cls, path) -> "VarLenStore":
+    meta, arr = _read_store(path)
+    try:
+        tf, sf, n, T = list(meta["token_fields"]), list(meta["seq_fields"]), meta["n"], meta["num_tokens"]
+        st = cls(tf, sf, np.dtype(meta["token_dtype"]))
+    except (KeyError, TypeError, ValueError) as e: raise ValueError(f"`path`: bad or missing header field: {e}") from e
+    if not all(isinstance(k, str) for k in tf + sf): raise ValueError("`path`: field names must be strings")
+    if not (type(n) is int and type(T) is int and 0 <= n <= T): raise ValueError(f"`path`: bad counts n={n!r}, num_tokens={T!r}")
+    want = {"tokens": ((T,), st.token_dtype), "offsets": ((n + 1,), np.dtype(np.int64))}
+    want.update({f"token_field_{j}": ((T,), np.dtype(np.float32)) for j in range(len(tf))})
+    want.update({f"seq_field_{j}": ((n,), np.dtype(np.float32)) for j in range(len(sf))})
+    if set(arr) - set(want): raise ValueError(f"`path`: unexpected arrays {sorted(set(arr) - set(want))}")
+    for k, (shape, dt) in want.items():
+        if k not in arr: raise ValueError(f"`path`: array `{k}` is missing")
+        if arr[k].shape != shape or arr[k].dtype != dt:
+            raise ValueError(f"`path`: array `{k}` has shape {arr[k].shape} and dtype {arr[k].dtype}, expected {shape} and {dt}")
+        if dt.kind == "f" and not np.isfinite(arr[k]).all(): raise ValueError(f"`path`: array `{k}` holds NaN or inf")
+    off = arr["offsets"]
+    if off[0] != 0 or off[-1] != T or (np.diff(off) <= 0).any():
+        raise ValueError("`path`: `offsets` must start at 0, grow strictly (no empty sequence) and end at num_tokens")
+    st._tok, st._off, st._n = arr["tokens"].copy(), off.copy(), n
+    st._tf = {k: arr[f"token_field_{j}"].copy() for j, k in enumerate(tf)}
+    st._sf = {k: arr[f"seq_field_{j}"].copy() for j, k in enumerate(sf)}
+    return st
+
+
 # %% ../../nbs/24_buffers.tokens.ipynb #c009
 def _grow(a, n):
     "`a` with room for at least n elements along axis 0 (doubling)."
@@ -69,7 +175,7 @@ def _grow(a, n):
     b = np.zeros(max(n, 2 * len(a)), a.dtype); b[:len(a)] = a
     return b
 
-class VarLenStore:
+class VarLenStore(_Selection, _StoreFiles):
     "Flat (CSR) store of variable-length token sequences with aligned per-token and per-sequence float fields."
     def __init__(self, token_fields=(), # Names of per-token float32 fields (e.g. "logp", "loss_mask", "advantage")
                  seq_fields=(), # Names of per-sequence float32 fields (e.g. "reward", "group")
@@ -147,53 +253,6 @@ class VarLenStore:
         s, e = self._off[i], self._off[i + 1]
         return {"tokens": self._tok[s:e], **{k: v[s:e] for k, v in self._tf.items()}, **{k: v[i] for k, v in self._sf.items()}}
 
-# %% ../../nbs/24_buffers.tokens.ipynb #c013
-def _check_idx(self, indices):
-    idx = np.asarray(indices)
-    if idx.ndim != 1 or idx.dtype.kind not in "iu" or len(idx) == 0:
-        raise ValueError(f"`indices` must be a non-empty 1-D integer array, got dtype {idx.dtype} shape {idx.shape}")
-    if idx.min() < 0 or idx.max() >= self._n: raise ValueError(f"`indices` must lie in [0, {self._n})")
-    return idx.astype(np.int64)
-
-def _sample(self, batch_size: int, rng: np.random.Generator) -> np.ndarray:
-    "`batch_size` distinct sequence indices drawn with `rng`."
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}")
-    if self._n == 0: raise ValueError("`batch_size`: the store is empty")
-    if batch_size > self._n: raise ValueError(f"`batch_size`={batch_size} exceeds the {self._n} sequences stored")
-    if not isinstance(rng, np.random.Generator): raise ValueError("`rng` must be a numpy.random.Generator")
-    return rng.choice(self._n, batch_size, replace=False).astype(np.int64)
-
-def _padded(self, indices, pad_id: int=0) -> PaddedBatch:
-    "Sequences `indices` right-padded to the longest of them."
-    idx = self._check_idx(indices)
-    lens = self._off[idx + 1] - self._off[idx]
-    B, L = len(idx), int(lens.max())
-    tok = np.full((B, L), pad_id, self.token_dtype); gather_padded(self._tok, self._off, idx, tok)
-    tf = {}
-    for k, v in self._tf.items():
-        tf[k] = np.zeros((B, L), np.float32); gather_padded(v, self._off, idx, tf[k])
-    return PaddedBatch(tok, np.arange(L)[None, :] < lens[:, None], lens, tf, {k: v[idx] for k, v in self._sf.items()}, idx)
-
-def _packed(self, indices, max_length: int, pad_id: int=0) -> PackedBatch:
-    "Sequences `indices` packed into rows of `max_length` tokens (first-fit decreasing)."
-    idx = self._check_idx(indices)
-    if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)) or max_length < 1:
-        raise ValueError(f"`max_length` must be a positive int, got {max_length!r}")
-    lens = self._off[idx + 1] - self._off[idx]
-    if lens.max() > max_length: raise ValueError(f"`max_length`={max_length} is shorter than the longest selected sequence ({lens.max()})")
-    row, col, R = pack_ffd_kernel(lens, int(max_length))
-    shape = (int(R), int(max_length))
-    ids = np.full(shape, pad_id, self.token_dtype); scatter_packed(self._tok, self._off, idx, row, col, ids)
-    pos, seg = np.zeros(shape, np.int64), np.full(shape, -1, np.int64)
-    fill_segments(lens, row, col, pos, seg)
-    tf = {}
-    for k, v in self._tf.items():
-        tf[k] = np.zeros(shape, np.float32); scatter_packed(v, self._off, idx, row, col, tf[k])
-    return PackedBatch(ids, seg >= 0, pos, seg, tf, {k: v[idx] for k, v in self._sf.items()}, idx, row, col)
-
-VarLenStore._check_idx, VarLenStore.sample, VarLenStore.padded, VarLenStore.packed = _check_idx, _sample, _padded, _packed
-
 # %% ../../nbs/24_buffers.tokens.ipynb #c017
 def padded_reference(store: VarLenStore, indices, pad_id=0):
     "Plain-Python padded tokens and per-token fields (the definition `VarLenStore.padded` is tested against)."
@@ -201,58 +260,3 @@ def padded_reference(store: VarLenStore, indices, pad_id=0):
     L = max(len(s["tokens"]) for s in seqs)
     tok = np.array([list(s["tokens"]) + [pad_id] * (L - len(s["tokens"])) for s in seqs])
     return tok, {k: np.array([list(s[k]) + [0.0] * (L - len(s[k])) for s in seqs]) for k in store.token_field_names}
-
-# %% ../../nbs/24_buffers.tokens.ipynb #c021
-_FORMAT, _VERSION = "loomnb.varlen", 1
-
-def _save_store(self, path):
-    "Write the store to `path` (.npz, no pickle, atomic rename); `VarLenStore.load` reads it back."
-    n, T = self._n, self.num_tokens
-    meta = dict(format=_FORMAT, version=_VERSION, token_dtype=self.token_dtype.str, n=n, num_tokens=T,
-                token_fields=list(self.token_field_names), seq_fields=list(self.seq_field_names))
-    arr = {"tokens": self._tok[:T], "offsets": self._off[:n + 1]}
-    arr.update({f"token_field_{j}": self._tf[k][:T] for j, k in enumerate(self.token_field_names)})
-    arr.update({f"seq_field_{j}": self._sf[k][:n] for j, k in enumerate(self.seq_field_names)})
-    atomic_savez(path, meta, arr)
-
-def _read_store(path) -> tuple[dict, dict]:
-    "Header and arrays of a saved store, with the format checks; ValueError on anything unexpected."
-    meta, arr = read_npz(path, "loomnb token store")
-    if meta.get("format") != _FORMAT or meta.get("version") != _VERSION:
-        raise ValueError(f"`path`: format {meta.get('format')!r} is not {_FORMAT} v{_VERSION}")
-    return meta, arr
-
-# %% ../../nbs/24_buffers.tokens.ipynb #c022
-def _load_store(cls, path) -> "VarLenStore":
-    "Rebuild a store saved with `save`, validating the file first (ValueError naming `path` if it does not check out)."
-    try: return _load_checked(cls, path)
-    except ValueError as e:
-        if str(path) in str(e): raise
-        raise ValueError(str(e).replace("`path`", f"`path` {str(path)!r}", 1)) from None
-
-def _load_checked(cls, path) -> "VarLenStore":
-    meta, arr = _read_store(path)
-    try:
-        tf, sf, n, T = list(meta["token_fields"]), list(meta["seq_fields"]), meta["n"], meta["num_tokens"]
-        st = cls(tf, sf, np.dtype(meta["token_dtype"]))
-    except (KeyError, TypeError, ValueError) as e: raise ValueError(f"`path`: bad or missing header field: {e}") from e
-    if not all(isinstance(k, str) for k in tf + sf): raise ValueError("`path`: field names must be strings")
-    if not (type(n) is int and type(T) is int and 0 <= n <= T): raise ValueError(f"`path`: bad counts n={n!r}, num_tokens={T!r}")
-    want = {"tokens": ((T,), st.token_dtype), "offsets": ((n + 1,), np.dtype(np.int64))}
-    want.update({f"token_field_{j}": ((T,), np.dtype(np.float32)) for j in range(len(tf))})
-    want.update({f"seq_field_{j}": ((n,), np.dtype(np.float32)) for j in range(len(sf))})
-    if set(arr) - set(want): raise ValueError(f"`path`: unexpected arrays {sorted(set(arr) - set(want))}")
-    for k, (shape, dt) in want.items():
-        if k not in arr: raise ValueError(f"`path`: array `{k}` is missing")
-        if arr[k].shape != shape or arr[k].dtype != dt:
-            raise ValueError(f"`path`: array `{k}` has shape {arr[k].shape} and dtype {arr[k].dtype}, expected {shape} and {dt}")
-        if dt.kind == "f" and not np.isfinite(arr[k]).all(): raise ValueError(f"`path`: array `{k}` holds NaN or inf")
-    off = arr["offsets"]
-    if off[0] != 0 or off[-1] != T or (np.diff(off) <= 0).any():
-        raise ValueError("`path`: `offsets` must start at 0, grow strictly (no empty sequence) and end at num_tokens")
-    st._tok, st._off, st._n = arr["tokens"].copy(), off.copy(), n
-    st._tf = {k: arr[f"token_field_{j}"].copy() for j, k in enumerate(tf)}
-    st._sf = {k: arr[f"seq_field_{j}"].copy() for j, k in enumerate(sf)}
-    return st
-
-VarLenStore.save, VarLenStore.load = _save_store, classmethod(_load_store)

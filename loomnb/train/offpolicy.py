@@ -17,14 +17,14 @@ from gymnasium import spaces
 from ..core import Config, ConfigError
 from .learner import Algorithm, TrainState
 from .collect import VecCollector
+from .noise import GaussianNoise, OrnsteinUhlenbeckNoise
 from ..buffers.replay import ReplayBuffer, ReplayBatch
 from ..agents.qnets import polyak_update, target_copy
 from ..fast.optim import make_adam, step_fast
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'OffPolicyConfig', 'ActionScaler', 'TorchBatch', 'to_torch', 'sample_batches', 'clear_grads',
-           'native_bf16', 'check_precision', 'autocast_for', 'GaussianNoise', 'OrnsteinUhlenbeckNoise',
-           'OffPolicyCollector', 'OffPolicyAlgorithm']
+           'native_bf16', 'check_precision', 'autocast_for', 'OffPolicyCollector', 'OffPolicyAlgorithm']
 
 # %% ../../nbs/39_train.offpolicy.ipynb #c005
 @dataclass
@@ -156,49 +156,6 @@ def autocast_for(precision: str, # One of `PRECISIONS`
     "`torch.autocast` to bfloat16 for an autograd step with precision='bfloat16', else a no-op context."
     on = autograd and precision == "bfloat16"
     return torch.autocast(device.type, dtype=torch.bfloat16) if on else contextlib.nullcontext()
-
-# %% ../../nbs/39_train.offpolicy.ipynb #acbee085
-def _check_pos(owner, name, v, allow_zero=True):
-    ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and math.isfinite(v)
-    if not ok or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{owner}: `{name}` must be a finite number {'>=' if allow_zero else '>'} 0, got {v!r}")
-    return float(v)
-
-class GaussianNoise:
-    "Independent N(0, sigma^2) noise on normalised actions (TD3's exploration)."
-    def __init__(self, sigma: float=0.1, # Standard deviation (normalised action units)
-                ): self.sigma = _check_pos("GaussianNoise", "sigma", sigma)
-    def __call__(self, actions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        "Noisy actions [N, d], clipped to [-1, 1]."
-        return np.clip(actions + self.sigma * rng.standard_normal(actions.shape, np.float32), -1.0, 1.0)
-    def reset(self, done=None): "Nothing to reset (no state)."
-    def state_dict(self) -> dict: return {}
-    def load_state_dict(self, d: dict): pass
-    def __repr__(self): return f"GaussianNoise(sigma={self.sigma})"
-
-class OrnsteinUhlenbeckNoise:
-    "Temporally correlated noise, one Ornstein-Uhlenbeck process per env copy (DDPG's exploration)."
-    def __init__(self, sigma: float=0.2, # Noise scale (normalised action units)
-                 theta: float=0.15, # Mean reversion rate
-                 dt: float=1e-2, # Time step of the discretisation
-                 mu: float=0.0, # Long-run mean
-                ):
-        self.sigma, self.theta = _check_pos("OrnsteinUhlenbeckNoise", "sigma", sigma), _check_pos("OrnsteinUhlenbeckNoise", "theta", theta)
-        self.dt, self.mu, self.x = _check_pos("OrnsteinUhlenbeckNoise", "dt", dt, False), float(mu), None
-    def __call__(self, actions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        "Advance every env copy's process one step; noisy actions [N, d], clipped to [-1, 1]."
-        if self.x is None or self.x.shape != actions.shape: self.x = np.zeros(actions.shape, np.float32)
-        self.x += self.theta * (self.mu - self.x) * self.dt + self.sigma * math.sqrt(self.dt) * rng.standard_normal(actions.shape, np.float32)
-        return np.clip(actions + self.x, -1.0, 1.0)
-    def reset(self, done=None): # Bool mask [N] of the env copies whose episode ended (None: all)
-        "Restart the processes of the finished episodes at 0."
-        if self.x is not None:
-            if done is None: self.x[:] = 0.0
-            else: self.x[np.asarray(done, bool)] = 0.0
-    def state_dict(self) -> dict: return {} if self.x is None else {"x": self.x.copy()}
-    def load_state_dict(self, d: dict): # Each process's value, as `state_dict` gave it (checkpoints resume the noise exactly)
-        self.x = None if d.get("x") is None else np.asarray(d["x"], np.float32).copy()
-    def __repr__(self): return f"OrnsteinUhlenbeckNoise(sigma={self.sigma}, theta={self.theta}, dt={self.dt}, mu={self.mu})"
 
 # %% ../../nbs/39_train.offpolicy.ipynb #c025
 class OffPolicyCollector(VecCollector):

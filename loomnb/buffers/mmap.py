@@ -96,7 +96,7 @@ class _MmapStorage:
         self._hot_head = k % self.hot_capacity
 
 
-# %% ../../nbs/22_buffers.mmap.ipynb #c013
+# %% ../../nbs/22_buffers.mmap.ipynb #584d2f8e
 @njit(cache=True, nogil=True)
 def hot_cold_rows(idx, pos, cap, hot_n, hot_head, HOT, COLD, out):
     "Rows `idx` of the file ring `COLD`, taken from the RAM ring `HOT` when among the newest `hot_n` (raw kernel)."
@@ -110,6 +110,39 @@ def hot_cold_rows(idx, pos, cap, hot_n, hot_head, HOT, COLD, out):
         else:
             for k in range(D): out[b, k] = COLD[i, k]
 
+
+# %% ../../nbs/22_buffers.mmap.ipynb #338a338c
+class _MmapFile:
+    "The file life cycle (flush, close, save and reopen) (a base of `MmapReplayBuffer`)."
+    def flush(self):
+        "msync the whole map (durability against OS crashes; process kills are already safe)."
+        self._mm.flush()
+
+    def close(self):
+        "Flush and drop the map; the buffer is unusable afterwards (reopen with `MmapReplayBuffer.open`)."
+        if getattr(self, "_mm", None) is not None:
+            self._mm.flush()
+            for n in ("obs", "next_obs", "actions", "rewards", "terminated", "truncated", "discounts", "_o2", "_no2",
+                      "_a2", "_d", "_hdr", "_mm"):
+                setattr(self, n, None)               # the OS unmaps the file once no array refers to it
+
+    def save(self, path=None):
+        "The file is the storage: flush it (a different `path` is refused)."
+        if path is not None and Path(path).resolve() != self.path.resolve():
+            raise ValueError(f"`path`: an MmapReplayBuffer lives in {str(self.path)!r}; copy that file after `flush()`")
+        self.flush()
+
+    @classmethod
+    def load(cls, path, **kw):
+        "Reopen a buffer file (`open`)."
+        return cls.open(path, **kw)
+
+    def __enter__(self): return self
+
+    def __exit__(self, *exc): self.close()
+
+
+# %% ../../nbs/22_buffers.mmap.ipynb #c013
 class _MmapIO:
     "Push, sample and file life cycle of `MmapReplayBuffer` (a base of it): every write goes through the commit protocol."
     def push_batch(self, obs, action, reward, next_obs, terminated, truncated, discount=None):
@@ -157,32 +190,10 @@ class _MmapIO:
         return ReplayBatch(o, self.actions[idx], self.rewards[idx], no, self.terminated[idx], self.truncated[idx], weights,
                            idx, None if self.discounts is None else self.discounts[idx])
 
-    def flush(self):
-        "msync the whole map (durability against OS crashes; process kills are already safe)."
-        self._mm.flush()
-    def close(self):
-        "Flush and drop the map; the buffer is unusable afterwards (reopen with `MmapReplayBuffer.open`)."
-        if getattr(self, "_mm", None) is not None:
-            self._mm.flush()
-            for n in ("obs", "next_obs", "actions", "rewards", "terminated", "truncated", "discounts", "_o2", "_no2",
-                      "_a2", "_d", "_hdr", "_mm"):
-                setattr(self, n, None)               # the OS unmaps the file once no array refers to it
-    def save(self, path=None):
-        "The file is the storage: flush it (a different `path` is refused)."
-        if path is not None and Path(path).resolve() != self.path.resolve():
-            raise ValueError(f"`path`: an MmapReplayBuffer lives in {str(self.path)!r}; copy that file after `flush()`")
-        self.flush()
-
-    @classmethod
-    def load(cls, path, **kw):
-        "Reopen a buffer file (`open`)."
-        return cls.open(path, **kw)
-    def __enter__(self): return self
-    def __exit__(self, *exc): self.close()
 
 
 # %% ../../nbs/22_buffers.mmap.ipynb #c008
-class MmapReplayBuffer(_MmapStorage, _MmapIO, ReplayBuffer):
+class MmapReplayBuffer(_MmapStorage, _MmapIO, _MmapFile, ReplayBuffer):
     "Replay buffer stored in a memory-mapped file (crash-safe commits) with the newest observations cached in RAM."
     def __init__(self, capacity: int, # Maximum number of transitions kept in the file
                  obs_shape: tuple, # Shape of one observation

@@ -35,8 +35,23 @@ def nstep_fold(t, store, o, a, r, no, te, tr, pw, OBS, ACT, REW, LAST, COUNT, oo
     for e in range(N): COUNT[e] = 0 if (te[e] or tr[e] or not store) else min(COUNT[e], n - 1)
     return k
 
+# %% ../../nbs/21b_buffers.nstep.ipynb #4feddc4f
+class _WriterState:
+    "The pending steps of every env copy as plain arrays, for checkpoints (a base of `NStepWriter`)."
+    def state(self) -> dict:
+        "The pending steps and counters as a plain dict of copied numpy arrays and ints (`load_state` restores it)."
+        return {"n": self.n, "num_envs": self.N, "t": int(self.t), "count": self.count.copy(), "obs": self._obs.copy(),
+                "actions": self._act.copy(), "rewards": self._rew.copy(), "last_next_obs": self._last_next.copy()}
+
+    def load_state(self, state: dict): # A dict from `state()` of a writer with the same n, num_envs and buffer shapes
+        "Restore the pending steps and counters of `state()`; checks everything first (ValueError naming the entry), then writes."
+        st = _nstep_state(self, state)
+        self.t = st.pop("t")
+        for k, v in st.items(): getattr(self, k)[...] = v
+
+
 # %% ../../nbs/21b_buffers.nstep.ipynb #c007
-class NStepWriter:
+class NStepWriter(_WriterState):
     "Fold one env step of N envs at a time into n-step transitions and push them into `buffer`."
     def __init__(self, buffer: ReplayBuffer, # Target buffer, built with `store_discounts=True` (not optimize_memory)
                  n: int, # Horizon: number of rewards summed (1 = ordinary transitions with discount gamma)
@@ -101,16 +116,7 @@ class NStepWriter:
         z = np.zeros(self.N, bool)      # pending steps end at the last pushed step, t - 1
         return self._fold(self.t - 1, False, self._last_next, self._act[0], self._rew[0], self._last_next, z, z)
 
-    def state(self) -> dict:
-        "The pending steps and counters as a plain dict of copied numpy arrays and ints (`load_state` restores it)."
-        return {"n": self.n, "num_envs": self.N, "t": int(self.t), "count": self.count.copy(), "obs": self._obs.copy(),
-                "actions": self._act.copy(), "rewards": self._rew.copy(), "last_next_obs": self._last_next.copy()}
 
-    def load_state(self, state: dict): # A dict from `state()` of a writer with the same n, num_envs and buffer shapes
-        "Restore the pending steps and counters of `state()`; checks everything first (ValueError naming the entry), then writes."
-        st = _nstep_state(self, state)
-        self.t = st.pop("t")
-        for k, v in st.items(): getattr(self, k)[...] = v
 
 # %% ../../nbs/21b_buffers.nstep.ipynb #c013
 def nstep_reference(rewards, terminated, truncated, n, gamma):

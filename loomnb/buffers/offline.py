@@ -15,8 +15,39 @@ from .replay import ReplayBuffer, ReplayBatch, checked_field
 # %% auto #0
 __all__ = ['OfflineDatasetBuffer', 'load_minari', 'export_minari', 'collect_dataset']
 
+# %% ../../nbs/23_buffers.offline.ipynb #ac0092f1
+class _DatasetStats:
+    "Episode boundaries, returns, summary statistics and observation normalisation of a fixed dataset (a base of `OfflineDatasetBuffer`)."
+    def episode_bounds(self) -> np.ndarray:
+        "[E, 2] (start, stop) step ranges of the episodes, the unfinished trailing one included."
+        stops = self.episode_ends + 1
+        if len(stops) == 0 or stops[-1] != self.size: stops = np.append(stops, self.size)
+        return np.stack([np.concatenate([[0], stops[:-1]]), stops], 1)
+
+    def episode_returns(self) -> np.ndarray:
+        "Undiscounted return of every finished episode."
+        c = np.concatenate([[0.0], np.cumsum(self.rewards[:self.size], dtype=np.float64)])
+        b = self.episode_bounds()[:len(self.episode_ends)]
+        return c[b[:, 1]] - c[b[:, 0]]
+
+    def stats(self) -> dict:
+        "Transitions, episodes, return statistics over finished episodes, and termination/truncation counts."
+        R, b = self.episode_returns(), self.episode_bounds()
+        fin = b[:len(self.episode_ends)]
+        return dict(transitions=int(self.size), episodes=int(len(b)), finished_episodes=int(len(R)),
+                    mean_return=float(R.mean()) if len(R) else float("nan"), std_return=float(R.std()) if len(R) else float("nan"),
+                    min_return=float(R.min()) if len(R) else float("nan"), max_return=float(R.max()) if len(R) else float("nan"),
+                    mean_episode_length=float((fin[:, 1] - fin[:, 0]).mean()) if len(R) else float("nan"),
+                    terminations=int(self.terminated[:self.size].sum()), truncations=int(self.truncated[:self.size].sum()),
+                    mean_reward=float(self.rewards[:self.size].mean()))
+
+    def normalize_obs(self, x) -> np.ndarray:
+        "Standardise observations with the dataset statistics (use it on env observations at evaluation time)."
+        return ((np.asarray(x, np.float32) - self.obs_mean) / self.obs_std).astype(np.float32)
+
+
 # %% ../../nbs/23_buffers.offline.ipynb #c005
-class OfflineDatasetBuffer(ReplayBuffer):
+class OfflineDatasetBuffer(_DatasetStats, ReplayBuffer):
     "A fixed dataset of transitions with episode statistics and optional observation normalisation."
     def __init__(self, obs, # [T, *obs_shape] observations, in time order (episodes back to back)
                  actions, # [T, *action_shape] actions
@@ -47,33 +78,6 @@ class OfflineDatasetBuffer(ReplayBuffer):
         return super().push_batch(*args, **kwargs)
     def push(self, *args, **kwargs):
         raise ValueError("an OfflineDatasetBuffer is read-only: build a new one to add data")
-
-    def episode_bounds(self) -> np.ndarray:
-        "[E, 2] (start, stop) step ranges of the episodes, the unfinished trailing one included."
-        stops = self.episode_ends + 1
-        if len(stops) == 0 or stops[-1] != self.size: stops = np.append(stops, self.size)
-        return np.stack([np.concatenate([[0], stops[:-1]]), stops], 1)
-
-    def episode_returns(self) -> np.ndarray:
-        "Undiscounted return of every finished episode."
-        c = np.concatenate([[0.0], np.cumsum(self.rewards[:self.size], dtype=np.float64)])
-        b = self.episode_bounds()[:len(self.episode_ends)]
-        return c[b[:, 1]] - c[b[:, 0]]
-
-    def stats(self) -> dict:
-        "Transitions, episodes, return statistics over finished episodes, and termination/truncation counts."
-        R, b = self.episode_returns(), self.episode_bounds()
-        fin = b[:len(self.episode_ends)]
-        return dict(transitions=int(self.size), episodes=int(len(b)), finished_episodes=int(len(R)),
-                    mean_return=float(R.mean()) if len(R) else float("nan"), std_return=float(R.std()) if len(R) else float("nan"),
-                    min_return=float(R.min()) if len(R) else float("nan"), max_return=float(R.max()) if len(R) else float("nan"),
-                    mean_episode_length=float((fin[:, 1] - fin[:, 0]).mean()) if len(R) else float("nan"),
-                    terminations=int(self.terminated[:self.size].sum()), truncations=int(self.truncated[:self.size].sum()),
-                    mean_reward=float(self.rewards[:self.size].mean()))
-
-    def normalize_obs(self, x) -> np.ndarray:
-        "Standardise observations with the dataset statistics (use it on env observations at evaluation time)."
-        return ((np.asarray(x, np.float32) - self.obs_mean) / self.obs_std).astype(np.float32)
 
     def save(self, path, data_format: str="hdf5", dataset_id: str="loomnb/exported-v0"):
         "Write the dataset as a local Minari dataset (see `export_minari`)."

@@ -54,7 +54,7 @@ def _per_push1_entry(odt, adt, a_nd):
         ep = _PER_PUSH1_EPS[key] = entry_point(per_push_one, sig)
     return ep
 
-# %% ../../nbs/21a_buffers.prioritized.ipynb #c012
+# %% ../../nbs/21a_buffers.prioritized.ipynb #108060cf
 _I64, _TD_DTYPES = np.dtype(np.int64), (np.dtype(np.float64), np.dtype(np.float32))
 _PRIO_TYPES = (float, int, np.float64, np.float32)
 
@@ -68,40 +68,10 @@ def _check_unit(x, name):
         raise ValueError(f"`{name}` must be a number in [0, 1], got {x!r}")
     return float(x)
 
-class PrioritizedReplayBuffer(ReplayBuffer):
-    "Proportional prioritized replay (Schaul et al. 2016) over `ReplayBuffer` storage."
-    def __init__(self, capacity: int, # Maximum number of transitions kept
-                 obs_shape: tuple, # Shape of one observation
-                 action_shape: tuple=(), # Shape of one action
-                 obs_dtype=np.float32, # Storage dtype of observations
-                 action_dtype=np.float32, # Storage dtype of actions
-                 optimize_memory: bool=False, # Take next_obs from the same env's next slot
-                 store_discounts: bool=False, # Keep a per-transition bootstrap discount (n-step)
-                 seed: int|None=None, # Seed of the buffer's own generator
-                 alpha: float=0.6, # Prioritisation exponent: 0 uniform, 1 fully proportional
-                 beta: float=0.4, # Initial importance-sampling exponent (anneal towards 1 with `beta` / `sample(beta=)`)
-                 eps: float=1e-6): # Added to |TD error| so every transition stays reachable
-        super().__init__(capacity, obs_shape, action_shape, obs_dtype, action_dtype, optimize_memory, store_discounts, seed)
-        self.alpha, self.beta = _check_unit(alpha, "alpha"), _check_unit(beta, "beta")
-        if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not 0 < eps < np.inf:
-            raise ValueError(f"`eps` must be a positive number, got {eps!r}")
-        self.eps = float(eps)
-        self.sum_tree, self.min_tree = SumTree(self.capacity), MinTree(self.capacity)
-        self._st, self._mt, self._off = self.sum_tree.tree, self.min_tree.tree, self.sum_tree.offsets  # kernel arguments
-        self.max_priority = 1.0
-        self._pa = np.empty(0)          # update_priorities' buffer for the powers
 
-    @property
-    def beta(self) -> float: return self._beta
-    @beta.setter
-    def beta(self, value): self._beta = _check_unit(value, "beta")
-
-    _per1 = None   # the fast single push's compiled entry point, resolved on first use
-
-    def __getstate__(self):
-        st = super().__getstate__(); st.pop("_per1", None)   # compiled entry points do not pickle
-        return st
-
+# %% ../../nbs/21a_buffers.prioritized.ipynb #98cc431f
+class _PrioritizedPush:
+    "Pushes that carry their priority, and new transitions entering at the running maximum (a base of `PrioritizedReplayBuffer`)."
     def push(self, obs, action, reward, next_obs, terminated, truncated, discount=None,
              priority: float|None=None): # Raw priority (>= 0, as `update_priorities(priorities=)`); None: the running max
         "Store one transition at `priority`: the write and the tree update in one compiled call."
@@ -139,6 +109,10 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         "New slots enter at the running max priority."
         per_new_slots(self._st, self._mt, self._off, start, B, cap, self.max_priority ** self.alpha)
 
+
+# %% ../../nbs/21a_buffers.prioritized.ipynb #6251cb35
+class _PrioritizedSampling:
+    "Sampling in proportion to priority with importance weights, and priority updates (a base of `PrioritizedReplayBuffer`)."
     def sample(self, batch_size: int, # Number of transitions
                rng: np.random.Generator|int|None=None, # Generator to draw from (an int: a fresh one seeded with it); None: `self.rng`
                beta: float|None=None, # Overrides `self.beta` for this call
@@ -193,11 +167,17 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         "Set the importance-sampling exponent (rlox-style alias of `buf.beta = beta`)."
         self.beta = beta
 
+
+# %% ../../nbs/21a_buffers.prioritized.ipynb #68b8cd50
+class _PrioritizedFiles:
+    "What save and load add for the priorities (a base of `PrioritizedReplayBuffer`)."
     @staticmethod
     def _extra_kwargs(meta): return dict(alpha=meta["alpha"], beta=meta["beta"], eps=meta["eps"])
+
     def _extra_state(self):
         return (dict(alpha=self.alpha, beta=self._beta, eps=self.eps, max_priority=self.max_priority),
                 dict(priority_leaves=self.sum_tree.tree[:self.size].copy()))
+
     def _load_extra(self, meta, arr):
         n = meta["size"]
         p = arr.get("priority_leaves")
@@ -209,6 +189,44 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         sum_tree_update(self.sum_tree.tree, self.sum_tree.offsets, i, p)
         min_tree_update(self.min_tree.tree, self.min_tree.offsets, i, np.where(p > 0, p, np.inf))
         self.max_priority = float(mp)
+
+
+# %% ../../nbs/21a_buffers.prioritized.ipynb #c012
+class PrioritizedReplayBuffer(_PrioritizedPush, _PrioritizedSampling, _PrioritizedFiles, ReplayBuffer):
+    "Proportional prioritized replay (Schaul et al. 2016) over `ReplayBuffer` storage."
+    def __init__(self, capacity: int, # Maximum number of transitions kept
+                 obs_shape: tuple, # Shape of one observation
+                 action_shape: tuple=(), # Shape of one action
+                 obs_dtype=np.float32, # Storage dtype of observations
+                 action_dtype=np.float32, # Storage dtype of actions
+                 optimize_memory: bool=False, # Take next_obs from the same env's next slot
+                 store_discounts: bool=False, # Keep a per-transition bootstrap discount (n-step)
+                 seed: int|None=None, # Seed of the buffer's own generator
+                 alpha: float=0.6, # Prioritisation exponent: 0 uniform, 1 fully proportional
+                 beta: float=0.4, # Initial importance-sampling exponent (anneal towards 1 with `beta` / `sample(beta=)`)
+                 eps: float=1e-6): # Added to |TD error| so every transition stays reachable
+        super().__init__(capacity, obs_shape, action_shape, obs_dtype, action_dtype, optimize_memory, store_discounts, seed)
+        self.alpha, self.beta = _check_unit(alpha, "alpha"), _check_unit(beta, "beta")
+        if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not 0 < eps < np.inf:
+            raise ValueError(f"`eps` must be a positive number, got {eps!r}")
+        self.eps = float(eps)
+        self.sum_tree, self.min_tree = SumTree(self.capacity), MinTree(self.capacity)
+        self._st, self._mt, self._off = self.sum_tree.tree, self.min_tree.tree, self.sum_tree.offsets  # kernel arguments
+        self.max_priority = 1.0
+        self._pa = np.empty(0)          # update_priorities' buffer for the powers
+
+    @property
+    def beta(self) -> float: return self._beta
+    @beta.setter
+    def beta(self, value): self._beta = _check_unit(value, "beta")
+
+    _per1 = None   # the fast single push's compiled entry point, resolved on first use
+
+    def __getstate__(self):
+        st = super().__getstate__(); st.pop("_per1", None)   # compiled entry points do not pickle
+        return st
+
+
 
 # %% ../../nbs/21a_buffers.prioritized.ipynb #c016
 def linear_beta(step: int, # Current training step

@@ -168,40 +168,17 @@ def _load_checked(cls, path) -> "VarLenStore":
     return st
 
 
-# %% ../../nbs/24_buffers.tokens.ipynb #c009
+# %% ../../nbs/24_buffers.tokens.ipynb #d9b4df2d
 def _grow(a, n):
     "`a` with room for at least n elements along axis 0 (doubling)."
     if n <= len(a): return a
     b = np.zeros(max(n, 2 * len(a)), a.dtype); b[:len(a)] = a
     return b
 
-class VarLenStore(_Selection, _StoreFiles):
-    "Flat (CSR) store of variable-length token sequences with aligned per-token and per-sequence float fields."
-    def __init__(self, token_fields=(), # Names of per-token float32 fields (e.g. "logp", "loss_mask", "advantage")
-                 seq_fields=(), # Names of per-sequence float32 fields (e.g. "reward", "group")
-                 token_dtype=np.int32): # Storage dtype of token ids
-        self.token_dtype = np.dtype(token_dtype)
-        if self.token_dtype.kind not in "iu": raise ValueError(f"`token_dtype` must be an integer dtype, got {self.token_dtype}")
-        self.token_field_names, self.seq_field_names = tuple(token_fields), tuple(seq_fields)
-        if len(set(self.token_field_names + self.seq_field_names)) != len(self.token_field_names) + len(self.seq_field_names):
-            raise ValueError("`token_fields`/`seq_fields`: field names must be unique")
-        self.clear()
 
-    def clear(self):
-        "Remove every sequence."
-        self._tok = np.zeros(1024, self.token_dtype)
-        self._tf = {k: np.zeros(1024, np.float32) for k in self.token_field_names}
-        self._sf = {k: np.zeros(64, np.float32) for k in self.seq_field_names}
-        self._off = np.zeros(65, np.int64); self._n = 0
-
-    def __len__(self): return self._n
-    @property
-    def num_tokens(self) -> int: return int(self._off[self._n])
-    @property
-    def offsets(self) -> np.ndarray: return self._off[:self._n + 1]
-    def lengths(self) -> np.ndarray: return np.diff(self.offsets)
-    def __repr__(self): return f"VarLenStore({self._n} sequences, {self.num_tokens} tokens, token_fields={self.token_field_names}, seq_fields={self.seq_field_names})"
-
+# %% ../../nbs/24_buffers.tokens.ipynb #480b5b15
+class _Appending:
+    "Appending sequences with their fields (all checked before anything is stored) (a base of `VarLenStore`)."
     def extend(self, sequences, **fields) -> np.ndarray:
         "Append sequences (list of 1-D int arrays) with their fields; returns their indices. Validates all first."
         seqs = [np.asarray(s) for s in sequences]
@@ -245,6 +222,35 @@ class VarLenStore(_Selection, _StoreFiles):
     def append(self, tokens, **fields) -> int:
         "Append one sequence (per-token fields as arrays, per-sequence fields as scalars); returns its index."
         return int(self.extend([tokens], **{k: [v] for k, v in fields.items()})[0])
+
+
+# %% ../../nbs/24_buffers.tokens.ipynb #c009
+class VarLenStore(_Appending, _Selection, _StoreFiles):
+    "Flat (CSR) store of variable-length token sequences with aligned per-token and per-sequence float fields."
+    def __init__(self, token_fields=(), # Names of per-token float32 fields (e.g. "logp", "loss_mask", "advantage")
+                 seq_fields=(), # Names of per-sequence float32 fields (e.g. "reward", "group")
+                 token_dtype=np.int32): # Storage dtype of token ids
+        self.token_dtype = np.dtype(token_dtype)
+        if self.token_dtype.kind not in "iu": raise ValueError(f"`token_dtype` must be an integer dtype, got {self.token_dtype}")
+        self.token_field_names, self.seq_field_names = tuple(token_fields), tuple(seq_fields)
+        if len(set(self.token_field_names + self.seq_field_names)) != len(self.token_field_names) + len(self.seq_field_names):
+            raise ValueError("`token_fields`/`seq_fields`: field names must be unique")
+        self.clear()
+
+    def clear(self):
+        "Remove every sequence."
+        self._tok = np.zeros(1024, self.token_dtype)
+        self._tf = {k: np.zeros(1024, np.float32) for k in self.token_field_names}
+        self._sf = {k: np.zeros(64, np.float32) for k in self.seq_field_names}
+        self._off = np.zeros(65, np.int64); self._n = 0
+
+    def __len__(self): return self._n
+    @property
+    def num_tokens(self) -> int: return int(self._off[self._n])
+    @property
+    def offsets(self) -> np.ndarray: return self._off[:self._n + 1]
+    def lengths(self) -> np.ndarray: return np.diff(self.offsets)
+    def __repr__(self): return f"VarLenStore({self._n} sequences, {self.num_tokens} tokens, token_fields={self.token_field_names}, seq_fields={self.seq_field_names})"
 
     def __getitem__(self, i: int) -> dict:
         "Sequence `i`: its tokens and fields (views into the store)."

@@ -62,8 +62,46 @@ def _update_kernel(x, mean, var, b_mean, b_var, count):
     if not _batch_moments(x, b_mean, b_var): return -1.0
     return merge_moments_kernel(mean, var, count, b_mean, b_var, float(x.shape[0]))
 
+# %% ../../nbs/13_ops.stats.ipynb #e846c045
+class _MomentsState:
+    "Standardising with the running moments, and their state for checkpoints (a base of `RunningMeanStd`)."
+    def normalize(self, x:np.ndarray,        # [..., *shape] values to standardise
+                  clip:float|None=None,      # clip the result to [-clip, clip] (None: no clipping)
+                  eps:float=1e-8):           # added to the variance before the square root
+        "Standardise `x` with the running moments: (x - mean) / sqrt(var + eps), optionally clipped; keeps x's float dtype."
+        k = len(self.shape)
+        if type(x) is np.ndarray and x.dtype.kind == "f" and x.ndim >= k and x.shape[x.ndim - k:] == self.shape and x.flags.c_contiguous:
+            out = np.empty_like(x)
+            _normalize_kernel(x.reshape(-1), self._mean, self._var, float(eps), np.inf if clip is None else float(clip), out.reshape(-1))
+            return out
+        x = np.asarray(x)
+        if x.dtype.kind not in "fiub" or x.ndim < k or x.shape[x.ndim - k:] != self.shape:
+            raise ValueError(f"RunningMeanStd.normalize: `x` must be a real array of shape [..., *{self.shape}], got {x.dtype} array of shape {x.shape}")
+        dt = x.dtype if x.dtype.kind == "f" else np.float64
+        y = ((x - self.mean) / np.sqrt(self.var + eps)).astype(dt, copy=False)
+        return np.clip(y, -clip, clip, out=y) if clip is not None else y
+
+    def denormalize(self, y:np.ndarray, eps:float=1e-8): # standardised values
+        "Inverse of `normalize` (without clipping)."
+        y = np.asarray(y)
+        return (y * np.sqrt(self.var + eps) + self.mean).astype(y.dtype if y.dtype.kind == "f" else np.float64, copy=False)
+
+    def state_dict(self) -> dict:
+        "Moments as a dict of numpy arrays and floats (copies)."
+        return {"mean": self.mean.copy(), "var": self.var.copy(), "count": float(self.count)}
+
+    def load_state_dict(self, d:dict): # a dict from `state_dict`
+        "Restore moments saved by `state_dict`."
+        try: mean, var, count = np.asarray(d["mean"], np.float64), np.asarray(d["var"], np.float64), float(d["count"])
+        except (KeyError, TypeError) as e: raise ValueError(f"RunningMeanStd.load_state_dict: `d` must have keys mean, var, count ({e})") from None
+        if mean.shape != self.shape or var.shape != self.shape:
+            raise ValueError(f"RunningMeanStd.load_state_dict: `d` holds shape {mean.shape}/{var.shape}, expected {self.shape}")
+        self._mean[:], self._var[:], self.count = mean.reshape(-1), var.reshape(-1), count
+        return self
+
+
 # %% ../../nbs/13_ops.stats.ipynb #c007
-class RunningMeanStd:
+class RunningMeanStd(_MomentsState):
     "Per-dimension running mean/variance of a stream of batches (Welford/Chan), with normalisation and state dicts."
     def __init__(self, shape:tuple=(),    # shape of one sample (the batch adds a leading axis)
                  epsilon:float=1e-4):     # initial pseudo-count (mean 0, var 1 until data arrives)
@@ -101,40 +139,6 @@ class RunningMeanStd:
         if not isinstance(other, RunningMeanStd) or other.shape != self.shape:
             raise ValueError(f"RunningMeanStd.merge: `other` must be a RunningMeanStd of shape {self.shape}")
         self.count = merge_moments_kernel(self._mean, self._var, self.count, other._mean.copy(), other._var.copy(), other.count)
-        return self
-
-    def normalize(self, x:np.ndarray,        # [..., *shape] values to standardise
-                  clip:float|None=None,      # clip the result to [-clip, clip] (None: no clipping)
-                  eps:float=1e-8):           # added to the variance before the square root
-        "Standardise `x` with the running moments: (x - mean) / sqrt(var + eps), optionally clipped; keeps x's float dtype."
-        k = len(self.shape)
-        if type(x) is np.ndarray and x.dtype.kind == "f" and x.ndim >= k and x.shape[x.ndim - k:] == self.shape and x.flags.c_contiguous:
-            out = np.empty_like(x)
-            _normalize_kernel(x.reshape(-1), self._mean, self._var, float(eps), np.inf if clip is None else float(clip), out.reshape(-1))
-            return out
-        x = np.asarray(x)
-        if x.dtype.kind not in "fiub" or x.ndim < k or x.shape[x.ndim - k:] != self.shape:
-            raise ValueError(f"RunningMeanStd.normalize: `x` must be a real array of shape [..., *{self.shape}], got {x.dtype} array of shape {x.shape}")
-        dt = x.dtype if x.dtype.kind == "f" else np.float64
-        y = ((x - self.mean) / np.sqrt(self.var + eps)).astype(dt, copy=False)
-        return np.clip(y, -clip, clip, out=y) if clip is not None else y
-
-    def denormalize(self, y:np.ndarray, eps:float=1e-8): # standardised values
-        "Inverse of `normalize` (without clipping)."
-        y = np.asarray(y)
-        return (y * np.sqrt(self.var + eps) + self.mean).astype(y.dtype if y.dtype.kind == "f" else np.float64, copy=False)
-
-    def state_dict(self) -> dict:
-        "Moments as a dict of numpy arrays and floats (copies)."
-        return {"mean": self.mean.copy(), "var": self.var.copy(), "count": float(self.count)}
-
-    def load_state_dict(self, d:dict): # a dict from `state_dict`
-        "Restore moments saved by `state_dict`."
-        try: mean, var, count = np.asarray(d["mean"], np.float64), np.asarray(d["var"], np.float64), float(d["count"])
-        except (KeyError, TypeError) as e: raise ValueError(f"RunningMeanStd.load_state_dict: `d` must have keys mean, var, count ({e})") from None
-        if mean.shape != self.shape or var.shape != self.shape:
-            raise ValueError(f"RunningMeanStd.load_state_dict: `d` holds shape {mean.shape}/{var.shape}, expected {self.shape}")
-        self._mean[:], self._var[:], self.count = mean.reshape(-1), var.reshape(-1), count
         return self
 
     def __repr__(self): return f"RunningMeanStd(shape={self.shape}, count={self.count:g})"

@@ -101,8 +101,36 @@ def _check_pairs(owner, model, tokenizer, pairs):
         if max(p.prompt_tokens.max(), p.chosen_tokens.max(), p.rejected_tokens.max()) >= V:
             raise ValueError(f"{owner}: pair {i} has a token id >= the `tokenizer` vocab_size {V}")
 
+# %% ../../nbs/98_llm.dpo.ipynb #d74ad3a2
+class _DPOLoop:
+    "One gradient step on a batch of pairs, and epochs over a list of pairs (a base of `DPO`)."
+    def train_step(self, prompt, chosen=None, rejected=None, ref_logps=None) -> dict:
+        "One gradient step on a batch of pairs; returns the metrics."
+        self.model.train()
+        loss, st = self.compute_loss(prompt, chosen, rejected, ref_logps)
+        self.optimizer.zero_grad(set_to_none=True); loss.backward()
+        gn = nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm if self.max_grad_norm > 0 else math.inf)
+        self.optimizer.step(); self.step += 1
+        st = {"train/loss": loss.item(), **{f"train/{k}": v for k, v in st.items()}, "train/grad_norm": float(gn)}
+        if self.logger is not None: self.logger.log(st, self.step)
+        return st
+
+    def train(self, pairs: list, epochs: int=1, batch_size: int=32) -> list[dict]:
+        "`epochs` shuffled passes of minibatch steps over `pairs`, reference log-probabilities cached once."
+        pairs = _as_pairs(type(self).__name__, self.tokenizer, pairs, None, None)
+        _check_pairs(type(self).__name__, self.model, self.tokenizer, pairs)
+        ref, hist = self.reference_logps(pairs), []
+        for _ in range(epochs):
+            order = self.rng.permutation(len(pairs))
+            for s in range(0, len(pairs), batch_size):
+                idx = order[s:s + batch_size]
+                hist.append(self.train_step([pairs[i] for i in idx], ref_logps=ref[torch.from_numpy(idx)]))
+                if any(cb(self, hist[-1]) is False for cb in self.callbacks): return hist
+        return hist
+
+
 # %% ../../nbs/98_llm.dpo.ipynb #d019
-class DPO:
+class DPO(_DPOLoop):
     "Direct Preference Optimization of a causal LM against a frozen reference."
     def __init__(self, model: nn.Module, # Policy, meets `forward(tokens) -> logits`; trained in place
                  ref_model: nn.Module, # Frozen reference; must not share parameters with `model`
@@ -149,29 +177,7 @@ class DPO:
         nll = -(pc / m[:len(pairs)].sum(1)).mean()
         return loss + self.nll_coef * nll, st | {"nll": nll.item()}
 
-    def train_step(self, prompt, chosen=None, rejected=None, ref_logps=None) -> dict:
-        "One gradient step on a batch of pairs; returns the metrics."
-        self.model.train()
-        loss, st = self.compute_loss(prompt, chosen, rejected, ref_logps)
-        self.optimizer.zero_grad(set_to_none=True); loss.backward()
-        gn = nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm if self.max_grad_norm > 0 else math.inf)
-        self.optimizer.step(); self.step += 1
-        st = {"train/loss": loss.item(), **{f"train/{k}": v for k, v in st.items()}, "train/grad_norm": float(gn)}
-        if self.logger is not None: self.logger.log(st, self.step)
-        return st
 
-    def train(self, pairs: list, epochs: int=1, batch_size: int=32) -> list[dict]:
-        "`epochs` shuffled passes of minibatch steps over `pairs`, reference log-probabilities cached once."
-        pairs = _as_pairs(type(self).__name__, self.tokenizer, pairs, None, None)
-        _check_pairs(type(self).__name__, self.model, self.tokenizer, pairs)
-        ref, hist = self.reference_logps(pairs), []
-        for _ in range(epochs):
-            order = self.rng.permutation(len(pairs))
-            for s in range(0, len(pairs), batch_size):
-                idx = order[s:s + batch_size]
-                hist.append(self.train_step([pairs[i] for i in idx], ref_logps=ref[torch.from_numpy(idx)]))
-                if any(cb(self, hist[-1]) is False for cb in self.callbacks): return hist
-        return hist
 
 # %% ../../nbs/98_llm.dpo.ipynb #d026
 def math_preference_pairs(model: nn.Module, # Samples the rejected completions

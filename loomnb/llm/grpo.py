@@ -131,8 +131,24 @@ def grpo_update(algo, # A `GRPO`
             for k, v in {"loss": loss.item(), **st, "grad_norm": float(gn)}.items(): acc[k] = acc.get(k, 0.0) + v
     return {f"train/{k}": v / steps for k, v in acc.items()} | {"train/n_updates": steps}
 
+# %% ../../nbs/97_llm.grpo.ipynb #47fb8911
+class _GRPOFiles:
+    "Checkpoints of the policy, its optimizer and the generator, weights only (a base of `GRPO`)."
+    def save(self, path):
+        "Checkpoint model, optimizer and counters to `path`."
+        torch.save({"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "step": self.step,
+                    "completions": self.completions_seen, "generator": self.generator.get_state()}, path)
+
+    def load(self, path):
+        "Restore a checkpoint written by `save`."
+        ck = torch.load(path, weights_only=True)
+        self.model.load_state_dict(ck["model"]); self.optimizer.load_state_dict(ck["optimizer"])
+        self.step, self.completions_seen = ck["step"], ck["completions"]; self.generator.set_state(ck["generator"])
+        return self
+
+
 # %% ../../nbs/97_llm.grpo.ipynb #g021
-class GRPO:
+class GRPO(_GRPOFiles):
     "GRPO for a causal LM: `train_step(prompts)` samples groups, scores them and takes the clipped policy steps."
     def __init__(self, model: nn.Module, # Policy, meets `forward(tokens) -> logits`; trained in place
                  ref_model: nn.Module, # Frozen reference (a copy of the starting model); must not share parameters with `model`
@@ -197,14 +213,4 @@ class GRPO:
             if any(cb(self, hist[-1]) is False for cb in self.callbacks): break
         return hist
 
-    def save(self, path):
-        "Checkpoint model, optimizer and counters to `path`."
-        torch.save({"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "step": self.step,
-                    "completions": self.completions_seen, "generator": self.generator.get_state()}, path)
 
-    def load(self, path):
-        "Restore a checkpoint written by `save`."
-        ck = torch.load(path, weights_only=True)
-        self.model.load_state_dict(ck["model"]); self.optimizer.load_state_dict(ck["optimizer"])
-        self.step, self.completions_seen = ck["step"], ck["completions"]; self.generator.set_state(ck["generator"])
-        return self

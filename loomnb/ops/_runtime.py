@@ -83,6 +83,8 @@ def _lean_nrt() -> str:
         rtsys._library, rtsys._init = lib, True
         return "compiled, cached" if _write_nrt(dirs, name, key, obj, bc) else "compiled"
 
+
+# %% ../../nbs/10b_ops._runtime.ipynb #73eea4d2
 def _lean_blas() -> str:
     "Import numba.np.arraymath with a `_HAVE_BLAS` probe that does not import scipy.linalg."
     import sys, importlib.util, importlib.machinery

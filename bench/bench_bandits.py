@@ -204,7 +204,7 @@ def bench_service(events, clients=16, full=True, extra_clients=(8,)):
                      ("SQLite sync=OFF", sq("bench_off.sqlite3", sqlite_synchronous="OFF"), None, 1)]
     srv = None
     try:
-        from loomnb.bandits.memory import RedisServer
+        from loomnb.bandits.redis_memory import RedisServer
         srv = RedisServer().start()
         rd = lambda ns, **kw: {"backend": "redis", "redis_url": srv.url, "weights_namespace": f"{ns}:w", "experience_collection_name": f"{ns}:e", **kw}
         backends += [("Redis online", rd("online"), None, 1), (f"Redis online, {C}", rd("conc"), None, clients),

@@ -9,7 +9,7 @@ from prometheus_client import CollectorRegistry
 @pytest.fixture(scope="module")
 def redis_url():
     need_binary("redis-server")
-    from loomnb.bandits.memory import RedisServer
+    from loomnb.bandits.redis_memory import RedisServer
     srv = RedisServer().start()
     yield srv.url
     srv.stop()

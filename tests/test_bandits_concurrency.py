@@ -102,7 +102,7 @@ def test_sqlite_no_lost_update(tmp_path, per_action, commit_every, tasks):
 @pytest.mark.parametrize("per_action,commit_every,tasks", LAYOUTS, ids=LAYOUT_IDS)
 def test_redis_no_lost_update(per_action, commit_every, tasks):
     need_binary("redis-server")
-    from loomnb.bandits.memory import RedisServer
+    from loomnb.bandits.redis_memory import RedisServer
     with RedisServer() as srv:
         check_no_lost_update("redis", srv.url, per_action, commit_every, tasks)
 
@@ -182,6 +182,6 @@ def test_sqlite_delayed_rewards_across_processes(tmp_path):
 
 def test_redis_delayed_rewards_across_processes(tmp_path):
     need_binary("redis-server")
-    from loomnb.bandits.memory import RedisServer
+    from loomnb.bandits.redis_memory import RedisServer
     with RedisServer() as srv:
         check_delayed_join("redis", srv.url, str(tmp_path))

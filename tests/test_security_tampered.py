@@ -275,7 +275,7 @@ def test_yaml_and_toml_configs(tmp_path, canary):
 # ---------------------------------------------------------------------------------------------- bandit weights and snapshots
 def test_bandit_weight_blobs_and_snapshots(tmp_path, canary):
     from loomnb.bandits.core import WeightSchemaError, encode_weights, decode_weights
-    from loomnb.bandits.memory import SQLiteRLMemory
+    from loomnb.bandits.sqlite_memory import SQLiteRLMemory
     w = {"n_actions": 3, "theta": np.arange(12.0).reshape(3, 4)}
     blob = encode_weights(w)
     for bad in (blob[:-5], blob[:10], bytes(bytearray(blob[:40]) + bytes([blob[40] ^ 1]) + blob[41:]), payload_bytes(canary), b""):

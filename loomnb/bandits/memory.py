@@ -6,22 +6,17 @@ Docs: https://loomorg.github.io/loomnb/bandits.memory.html.md"""
 
 # %% ../../nbs/92_bandits.memory.ipynb #c003
 from __future__ import annotations
-import asyncio, json, math, os, shutil, socket, sqlite3, struct, subprocess, tempfile, threading, time, uuid
-from dataclasses import dataclass, field
+import math, struct, time
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 import numpy as np
 from ..core import Config
-import redis.asyncio as aioredis
-import redis.exceptions as rex
-import collections
-try: import hiredis  # optional: the C RESP parser of the pipelined hot-path connection
-except ImportError: hiredis = None
-from .core import WeightSchemaError, Transition, encode_weights, encode_parts, decode_weights, as_state
+from .core import WeightSchemaError, Transition, decode_weights
 
 # %% auto #0
-__all__ = ['RLMemorySettings', 'StoredExperience', 'WeightVersionInfo', 'pack_experience', 'unpack_experience',
-           'NormalizationState', 'RLMemoryProtocol', 'split_weights', 'join_weights', 'changed_parts', 'SQLiteRLMemory',
-           'resp_command', 'RedisRLMemory', 'RedisServer', 'in_ci', 'redis_server_or_skip']
+__all__ = ['EXPERIENCE_FIELDS', 'RLMemorySettings', 'StoredExperience', 'WeightVersionInfo', 'pack_experience',
+           'unpack_experience', 'experience_rows', 'NormalizationState', 'RLMemoryProtocol', 'arm_keys',
+           'split_weights', 'join_weights', 'changed_parts', 'version_number', 'MemoryBase']
 
 # %% ../../nbs/92_bandits.memory.ipynb #c006
 @dataclass
@@ -105,6 +100,22 @@ def unpack_experience(blob: bytes, id: str, priority: float=1.0) -> StoredExperi
     av = np.frombuffer(blob, np.int64, na, o) if na else None
     return StoredExperience(str(id), s, a, r, s2, ts, float(priority), None if math.isnan(p) else p, av)
 
+# %% ../../nbs/92_bandits.memory.ipynb #08a40655
+EXPERIENCE_FIELDS = frozenset(("state_vector", "action_index", "reward", "next_state_vector", "propensity", "available_actions",
+                         "priority", "timestamp"))  # the keywords of `store_experience`
+
+def experience_rows(model_id, experiences) -> list[tuple]:
+    "(model_id, timestamp, priority, record) of experiences (`store_experience` keyword dicts); those without a timestamp share one."
+    now, g, rows = time.time(), dict.get, []
+    for e in experiences:
+        if not e.keys() <= EXPERIENCE_FIELDS: raise TypeError(f"unknown experience fields {sorted(e.keys() - EXPERIENCE_FIELDS)}")
+        ts = now if (t := g(e, "timestamp")) is None else float(t)
+        rows.append((model_id, ts, 1.0 if (p := g(e, "priority")) is None else float(p),
+                     pack_experience(e["state_vector"], e["action_index"], e["reward"], g(e, "next_state_vector"),
+                                     g(e, "propensity"), g(e, "available_actions"), ts)))
+    return rows
+
+
 # %% ../../nbs/92_bandits.memory.ipynb #c014
 class NormalizationState:
     "Running mean/variance and min/max of context vectors, mergeable and JSON-serialisable."
@@ -160,7 +171,7 @@ class RLMemoryProtocol(Protocol):
     async def take_expired(self, now: float, limit: int = 1000) -> list[tuple[str, str, bytes]]: ...
 
 # %% ../../nbs/92_bandits.memory.ipynb #c020
-def _arm_keys(weights: Mapping[str, Any]) -> list[str]:
+def arm_keys(weights: Mapping[str, Any]) -> list[str]:
     "Names of the arrays whose first axis has length `n_actions`."
     k = weights.get("n_actions")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k <= 0: return []
@@ -168,7 +179,7 @@ def _arm_keys(weights: Mapping[str, Any]) -> list[str]:
 
 def split_weights(weights: Mapping[str, Any], idx: Sequence[int] | None = None, min_actions: int=1) -> tuple[dict, list[dict]]:
     "(meta, parts): arrays whose first axis has length `n_actions` go one action per part (those in `idx`, default all)."
-    keys = _arm_keys(weights) if weights.get("n_actions", 0) >= min_actions else []
+    keys = arm_keys(weights) if weights.get("n_actions", 0) >= min_actions else []
     if not keys: return dict(weights), []
     meta = {n: v for n, v in weights.items() if n not in keys}; meta["_arm_keys"] = keys
     return meta, [{n: weights[n][i:i + 1] for n in keys} for i in (range(int(weights["n_actions"])) if idx is None else idx)]
@@ -187,8 +198,8 @@ def changed_parts(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list
     "Indices of the per-action parts that differ from `old` to `new`; None when everything must be rewritten."
     if not old: return None
     ko, kn = old.get("n_actions"), new.get("n_actions")
-    keys = _arm_keys(new)
-    if not keys or not isinstance(ko, (int, np.integer)) or kn < ko or keys != _arm_keys(old): return None
+    keys = arm_keys(new)
+    if not keys or not isinstance(ko, (int, np.integer)) or kn < ko or keys != arm_keys(old): return None
     ch = set(range(int(ko), int(kn)))
     for n in keys:
         a, b = old[n], new[n]
@@ -197,13 +208,13 @@ def changed_parts(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list
     return sorted(ch)
 
 # %% ../../nbs/92_bandits.memory.ipynb #c022
-def _vnum(version) -> int:
+def version_number(version) -> int:
     "'v3' -> 3 (ValueError otherwise)."
     s = str(version)
     if not (s.startswith("v") and s[1:].isdigit()): raise ValueError(f"`version` must look like 'v3', got {version!r}")
     return int(s[1:])
 
-class _MemoryBase:
+class MemoryBase:
     def __init__(self, settings: RLMemorySettings | dict | None = None, seed: int | None = None):
         self.settings = settings if isinstance(settings, RLMemorySettings) else RLMemorySettings.from_dict(settings or {})
         self.rng = np.random.default_rng(seed)
@@ -234,7 +245,7 @@ class _MemoryBase:
     def _per_action(self, weights) -> bool:
         "Whether `weights` are stored one blob per action (enough actions and per-action arrays present)."
         k = weights.get("n_actions", 0)
-        return isinstance(k, (int, np.integer)) and k >= self.settings.per_action_min_actions and bool(_arm_keys(weights))
+        return isinstance(k, (int, np.integer)) and k >= self.settings.per_action_min_actions and bool(arm_keys(weights))
     def _assemble(self, model_id, rev, meta_blob, part_blobs: Mapping[int, bytes]):
         "Decode, join and validate stored weights; WeightSchemaError on any corrupt or missing part (nothing cached then)."
         meta = decode_weights(meta_blob); n = len(part_blobs) if meta.get("_arm_keys") else 0
@@ -246,693 +257,3 @@ class _MemoryBase:
         if self.validator is not None: w = self.validator(w)
         self._cache[model_id] = (rev, w); self._layout[model_id] = bool(meta.get("_arm_keys"))
         return w
-
-# %% ../../nbs/92_bandits.memory.ipynb #c024
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS weights (model_id TEXT PRIMARY KEY, rev INTEGER NOT NULL, blob BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS weight_parts (model_id TEXT NOT NULL, part INTEGER NOT NULL, blob BLOB NOT NULL,
-    PRIMARY KEY (model_id, part));
-CREATE TABLE IF NOT EXISTS experiences (id INTEGER PRIMARY KEY, model_id TEXT NOT NULL, ts REAL NOT NULL,
-    priority REAL NOT NULL, record BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS versions (model_id TEXT NOT NULL, num INTEGER NOT NULL, created REAL NOT NULL,
-    blob BLOB NOT NULL, metadata TEXT NOT NULL, PRIMARY KEY (model_id, num));
-CREATE TABLE IF NOT EXISTS pointers (model_id TEXT PRIMARY KEY, current INTEGER, previous INTEGER, next INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS stats (model_id TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS pending (decision_id TEXT PRIMARY KEY, model_id TEXT NOT NULL, deadline REAL NOT NULL, record BLOB NOT NULL);
-CREATE INDEX IF NOT EXISTS pending_deadline ON pending (deadline);
-"""
-_EXP_INDEX = "experiences_model_ts"  # the (model_id, ts) index, created by default before sqlite_experience_index existed
-
-def _ensure_exp_index(c: sqlite3.Connection, want: bool) -> None:
-    "Create the experiences index when `want` (a no-op when it exists); never drop one another process may rely on."
-    if want: c.execute(f"CREATE INDEX IF NOT EXISTS {_EXP_INDEX} ON experiences (model_id, ts)")
-
-class _WalCheckpointer:
-    "A daemon thread running passive WAL checkpoints on its own connection every `interval` seconds until `stop()`."
-    def __init__(self, path: str, interval: float, restart_bytes: float=0.0, # > 0: let the WAL restart once it holds this many bytes
-                 lock: threading.RLock | None = None): # Held by this process's write transactions (needed to restart the WAL)
-        self.path, self.interval, self.restart_bytes, self.lock = path, interval, restart_bytes, lock
-        self.done, self.runs, self.restarts, self.skipped = threading.Event(), 0, 0, 0  # restarts: locked checkpoints that completed
-        self.thread = threading.Thread(target=self._run, name="loomnb-wal-checkpoint", daemon=True); self.thread.start()
-    def _run(self):
-        c = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        frame = c.execute("PRAGMA page_size").fetchone()[0] + 24  # bytes of one WAL frame
-        try:
-            backoff = wait = 0   # rounds to skip the locked attempt after one that could not finish
-            while not self.done.wait(self.interval):
-                try:
-                    _, frames, _ = c.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone(); self.runs += 1  # never waits for the writer's lock
-                    if self.lock is not None and self.restart_bytes and frames * frame >= self.restart_bytes:
-                        if wait: wait -= 1; self.skipped += 1; continue
-                        with self.lock:  # this process's writes wait: the few frames left are copied, the next commit restarts the WAL
-                            _, frames, done = c.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                        if frames == done: self.restarts += 1; backoff = 0
-                        else: backoff = wait = min(2 * backoff + 1, 63)  # another process's reader or writer held frames back:
-                                                                         # do not stall this process's writes every round
-                except sqlite3.Error: pass  # busy or locked this time: the next round retries; commits are unaffected
-        finally: c.close()
-    def stop(self):
-        self.done.set(); self.thread.join(timeout=5)
-
-class _SQLiteCore(_MemoryBase):
-    "Connection, weights and transactions of the SQLite memory."
-    def __init__(self, settings: RLMemorySettings | dict | None = None, # Memory settings (uses `sqlite_path`)
-                 path: str | os.PathLike | None = None, # Overrides `settings.sqlite_path`
-                 seed: int | None = None): # Seed of the replay sampler
-        super().__init__(settings, seed)
-        self.path = str(path if path is not None else self.settings.sqlite_path)
-        self.conn: sqlite3.Connection | None = None
-        self._wlock = threading.RLock()  # held by write transactions; the checkpoint thread takes it to let the WAL restart (re-entrant: a nested BEGIN fails as before instead of hanging)
-    async def connect(self) -> None:
-        "Open the database (WAL journal, `sqlite_synchronous` level) and create the tables."
-        if self.conn is not None: return
-        c = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                            timeout=self.settings.busy_timeout_ms / 1000)
-        c.execute(f"PRAGMA busy_timeout={int(self.settings.busy_timeout_ms)}")
-        if self.path != ":memory:": c.execute("PRAGMA journal_mode=WAL")
-        c.execute(f"PRAGMA synchronous={self.settings.sqlite_synchronous}")
-        c.executescript(_SCHEMA); _ensure_exp_index(c, self.settings.sqlite_experience_index)
-        self.conn, self._ready = c, True
-        if self.path != ":memory:" and self.settings.sqlite_checkpoint_interval_s > 0:
-            c.execute("PRAGMA wal_autocheckpoint=0")  # commits never checkpoint: the thread below does, off the write path
-            self._ckpt = _WalCheckpointer(self.path, self.settings.sqlite_checkpoint_interval_s, self.settings.sqlite_wal_restart_mb * 2**20, self._wlock)
-    async def close(self) -> None:
-        if getattr(self, "_ckpt", None) is not None: self._ckpt.stop(); self._ckpt = None
-        if self.conn is not None: self.conn.close()
-        self.conn, self._ready = None, False
-    @property
-    def _c(self) -> sqlite3.Connection:
-        if self.conn is None: raise RuntimeError("the SQLite memory is not connected: `await memory.connect()` first")
-        return self.conn
-
-    def _load(self, model_id):
-        rev0, w0 = self._cache.get(model_id, (-1, None))
-        row = self._c.execute("SELECT rev, CASE WHEN rev = ? THEN NULL ELSE blob END FROM weights WHERE model_id = ?",
-                              (rev0, model_id)).fetchone()
-        if row is None: return 0, None
-        if row[1] is None: return row[0], w0
-        parts = dict(self._c.execute("SELECT part, blob FROM weight_parts WHERE model_id = ?", (model_id,)).fetchall())
-        return row[0], self._assemble(model_id, row[0], row[1], parts)
-    def _save(self, model_id, rev, weights, old=None):
-        "Write `weights` as revision rev + 1: one blob, or meta + the changed action parts (all when `old` is None)."
-        per, prev = self._per_action(weights), self._layout.get(model_id)
-        idx = changed_parts(old, weights) if per and old is not None and prev is True else None
-        meta, parts = split_weights(weights, idx) if per else (weights, [])
-        self._c.execute("INSERT INTO weights (model_id, rev, blob) VALUES (?, ?, ?) ON CONFLICT(model_id) DO UPDATE "
-                        "SET rev = excluded.rev, blob = excluded.blob", (model_id, rev + 1, encode_weights(meta)))
-        if idx is None and (per or prev is not False): self._c.execute("DELETE FROM weight_parts WHERE model_id = ?", (model_id,))
-        if parts: self._c.executemany("INSERT OR REPLACE INTO weight_parts (model_id, part, blob) VALUES (?, ?, ?)",
-                                      [(model_id, i, encode_weights(p)) for i, p in zip(range(len(parts)) if idx is None else idx, parts)])
-        self._cache[model_id] = (rev + 1, dict(weights)); self._layout[model_id] = per
-    def _txn(self, body):
-        "`body()` in one write transaction; on any error it is rolled back and the weights cached meanwhile are forgotten."
-        c = self._c
-        with self._wlock:
-            c.execute("BEGIN IMMEDIATE")
-            try: out = body(); c.execute("COMMIT"); return out
-            except BaseException:
-                self._cache.clear(); self._layout.clear()  # they may hold what was just rolled back: reload from the database
-                if c.in_transaction: c.execute("ROLLBACK")
-                raise
-
-    async def load_weights(self, model_id: str) -> dict | None:
-        "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
-        if self._fresh(model_id): return self._cache[model_id][1]
-        try: out = self._load(model_id)[1]
-        except WeightSchemaError as e: raise WeightSchemaError(f"SQLite memory {self.path!r}, model {model_id!r}: {e}") from None
-        self._checked_at[model_id] = time.monotonic(); return out
-    async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None:
-        "Persist `weights` as the model's active weights."
-        self._txn(lambda: self._save(model_id, self._load_rev(model_id), weights))
-    def _load_rev(self, model_id):
-        row = self._c.execute("SELECT rev FROM weights WHERE model_id = ?", (model_id,)).fetchone()
-        return 0 if row is None else row[0]
-    _UPSERT_PART = "INSERT INTO weight_parts (model_id, part, blob) VALUES (?, ?, ?) ON CONFLICT(model_id, part) DO UPDATE SET blob = excluded.blob"
-    def _try_write(self, model_id, rev, old, new, touched) -> bool:
-        "Write `new` as revision rev + 1 if `rev` is still current (a conditional UPDATE); False when another writer got there first."
-        c, layout = self._c, self._layout.get(model_id)
-        if layout is True and touched is not None and new.get("n_actions") == old.get("n_actions") >= self.settings.per_action_min_actions:
-            keys = _arm_keys(old)  # the layout and the scalars are unchanged: rewrite the touched actions only
-            if c.execute("UPDATE weights SET rev = ? WHERE model_id = ? AND rev = ?", (rev + 1, model_id, rev)).rowcount != 1: return False
-            touched = list(touched)
-            c.executemany(self._UPSERT_PART, [(model_id, i, blob) for i, blob in zip(touched, encode_parts(new, keys, touched))])
-            per = True
-        elif layout is False and not (per := self._per_action(new)):
-            if c.execute("UPDATE weights SET rev = ?, blob = ? WHERE model_id = ? AND rev = ?",
-                         (rev + 1, encode_weights(new), model_id, rev)).rowcount != 1: return False
-        else:  # the layout changes, or parts must be diffed: the general path
-            if self._load_rev(model_id) != rev: return False
-            self._save(model_id, rev, new, old=old); return True
-        self._cache[model_id] = (rev + 1, dict(new)); self._layout[model_id] = per
-        return True
-    async def atomic_update(self,
-                            model_id: str, # The model whose weights change
-                            fn: Callable, # Pure `fn(weights or None) -> (new_weights or None, result)`; may run twice
-                            experience: dict | None = None, # `store_experience` keyword arguments, stored in the same transaction
-                            touched: Sequence[int] | None = None, # Actions whose rows `fn` may change (nothing else); None = diff everything
-                            experiences: Sequence[dict] = (), # More experiences stored in the same transaction (a batch of feedback)
-                           ) -> Any: # `result` from `fn`
-        "In one transaction: `new, out = fn(weights)`; save `new` unless None; store `experience`; return `out`."
-        rev, w = self._cache.get(model_id, (None, None))
-        pre = fn(w) if w is not None else None  # optimistic: computed from the cached revision before taking the write lock
-        exps = (experience, *experiences) if experience is not None else experiences  # one executemany for all
-        def body():
-            if pre is not None and pre[0] is not None and self._try_write(model_id, rev, w, pre[0], touched): out = pre[1]
-            else:  # cold cache, or another process wrote since: load under the lock and recompute
-                rev1, w1 = self._load(model_id)
-                new, out = fn(w1)
-                if new is not None: self._save(model_id, rev1, new, old=w1)
-            if exps: self._insert_exps(model_id, exps)
-            return out
-        return self._txn(body)
-
-# %% ../../nbs/92_bandits.memory.ipynb #c026
-_INSERT_EXP = "INSERT INTO experiences (model_id, ts, priority, record) VALUES (?, ?, ?, ?)"
-_EXP_FIELDS = frozenset(("state_vector", "action_index", "reward", "next_state_vector", "propensity", "available_actions",
-                         "priority", "timestamp"))  # the keywords of `store_experience`
-
-def _exp_rows(model_id, experiences) -> list[tuple]:
-    "(model_id, timestamp, priority, record) of experiences (`store_experience` keyword dicts); those without a timestamp share one."
-    now, g, rows = time.time(), dict.get, []
-    for e in experiences:
-        if not e.keys() <= _EXP_FIELDS: raise TypeError(f"unknown experience fields {sorted(e.keys() - _EXP_FIELDS)}")
-        ts = now if (t := g(e, "timestamp")) is None else float(t)
-        rows.append((model_id, ts, 1.0 if (p := g(e, "priority")) is None else float(p),
-                     pack_experience(e["state_vector"], e["action_index"], e["reward"], g(e, "next_state_vector"),
-                                     g(e, "propensity"), g(e, "available_actions"), ts)))
-    return rows
-
-class _SQLiteExperiences(_SQLiteCore):
-    "Experiences, priorities and statistics of the SQLite memory."
-    def _insert_exps(self, model_id, experiences):
-        "Insert experiences with one executemany."
-        self._c.executemany(_INSERT_EXP, _exp_rows(model_id, experiences))
-    async def store_experience(self, model_id, state_vector, action_index, reward, next_state_vector=None, **extra) -> str:
-        "Record one interaction (extra: propensity, available_actions, priority, timestamp); returns its id."
-        e = dict(state_vector=state_vector, action_index=action_index, reward=reward, next_state_vector=next_state_vector, **extra)
-        return str(self._c.execute(_INSERT_EXP, _exp_rows(model_id, (e,))[0]).lastrowid)
-    async def count_experiences(self, model_id: str) -> int:
-        return self._c.execute("SELECT COUNT(*) FROM experiences WHERE model_id = ?", (model_id,)).fetchone()[0]
-    async def sample_experiences(self, model_id: str, batch_size: int) -> list[StoredExperience]:
-        "A replay batch: uniform i.i.d. by default, prioritized when configured; stale experiences excluded."
-        rows = self._c.execute("SELECT id, priority FROM experiences WHERE model_id = ? AND ts >= ?",
-                               (model_id, self._cutoff())).fetchall()
-        if not rows: return []
-        arr = np.array(rows, dtype=np.float64); ids = arr[:, 0].astype(np.int64)
-        picks = ids[self._choose(ids, arr[:, 1], batch_size)]
-        uniq = np.unique(picks).tolist(); recs = {}
-        for i in range(0, len(uniq), 900):
-            chunk = uniq[i:i + 900]
-            q = f"SELECT id, priority, record FROM experiences WHERE id IN ({','.join('?' * len(chunk))})"
-            for id_, pr, rec in self._c.execute(q, chunk): recs[id_] = (pr, rec)
-        return [unpack_experience(recs[i][1], str(i), recs[i][0]) for i in picks.tolist()]
-    async def update_priorities(self, model_id: str, updates: Sequence[tuple[str, float]]) -> None:
-        "Write |TD error| priorities back; unknown ids are ignored."
-        self._txn(lambda: self._c.executemany("UPDATE experiences SET priority = ? WHERE id = ? AND model_id = ?",
-                                              [(abs(float(p)), int(i), model_id) for i, p in updates]))
-    async def purge_experiences(self, model_id: str, older_than_seconds: float) -> int:
-        "Delete experiences older than `older_than_seconds`; returns how many."
-        return self._c.execute("DELETE FROM experiences WHERE model_id = ? AND ts < ?",
-                               (model_id, time.time() - older_than_seconds)).rowcount
-    async def save_norm_stats(self, model_id: str, stats: Mapping[str, Any]) -> None:
-        "Persist normalisation statistics (a JSON-safe mapping)."
-        self._c.execute("INSERT INTO stats (model_id, value) VALUES (?, ?) ON CONFLICT(model_id) DO UPDATE SET value = excluded.value",
-                        (model_id, json.dumps(dict(stats))))
-    async def load_norm_stats(self, model_id: str) -> dict | None:
-        row = self._c.execute("SELECT value FROM stats WHERE model_id = ?", (model_id,)).fetchone()
-        return None if row is None else json.loads(row[0])
-
-    async def add_pending(self, decision_id: str, model_id: str, record: bytes, deadline: float) -> None:
-        "Keep a decision awaiting its reward until `deadline` (Unix time)."
-        self._c.execute("INSERT OR REPLACE INTO pending VALUES (?, ?, ?, ?)", (decision_id, model_id, float(deadline), record))
-    async def take_pending(self, decision_id: str, now: float) -> tuple[str, bytes, float] | None:
-        "Remove and return (model_id, record, deadline) of a decision still waiting at `now`; None if unknown or expired."
-        return self._c.execute("DELETE FROM pending WHERE decision_id = ? AND deadline >= ? RETURNING model_id, record, deadline",
-                               (decision_id, now)).fetchone()
-    async def take_expired(self, now: float, limit: int=1000) -> list[tuple[str, str, bytes]]:
-        "Remove and return up to `limit` (decision_id, model_id, record) whose deadline passed; each goes to one caller only."
-        return self._c.execute("DELETE FROM pending WHERE decision_id IN (SELECT decision_id FROM pending WHERE deadline < ? "
-                               "ORDER BY deadline LIMIT ?) RETURNING decision_id, model_id, record", (now, int(limit))).fetchall()
-    async def count_pending(self) -> int:
-        return self._c.execute("SELECT COUNT(*) FROM pending").fetchone()[0]
-
-# %% ../../nbs/92_bandits.memory.ipynb #c028
-class SQLiteRLMemory(_SQLiteExperiences):
-    "Embedded SQLite memory: WAL journal, transactional read-modify-write, safe across processes."
-    def _ptr(self, model_id):
-        row = self._c.execute("SELECT current, previous, next FROM pointers WHERE model_id = ?", (model_id,)).fetchone()
-        return row if row is not None else (None, None, 0)
-    async def snapshot_weights(self, model_id, weights, metadata=None) -> str | None:
-        "Retain `weights` as a new current version v{n}; None when versioning is disabled."
-        keep = self.settings.max_weight_versions
-        if keep <= 0: return None
-        blob = encode_weights(weights); meta = json.dumps(metadata or {}, default=str)
-        def body():
-            cur, _, nxt = self._ptr(model_id); n = nxt + 1
-            self._c.execute("INSERT INTO versions VALUES (?, ?, ?, ?, ?)", (model_id, n, time.time(), blob, meta))
-            self._c.execute("INSERT INTO pointers VALUES (?, ?, ?, ?) ON CONFLICT(model_id) DO UPDATE SET current = excluded.current, "
-                            "previous = excluded.previous, next = excluded.next", (model_id, n, cur, n))
-            nums = [r[0] for r in self._c.execute("SELECT num FROM versions WHERE model_id = ? ORDER BY num", (model_id,))]
-            extra = len(nums) - keep
-            for old in nums:  # evict the oldest first, never the current or previous version
-                if extra <= 0: break
-                if old not in (n, cur): self._c.execute("DELETE FROM versions WHERE model_id = ? AND num = ?", (model_id, old)); extra -= 1
-            return f"v{n}"
-        return self._txn(body)
-    async def list_weight_versions(self, model_id: str) -> list[WeightVersionInfo]:
-        "Retained versions, newest first."
-        cur = self._ptr(model_id)[0]
-        return [WeightVersionInfo(f"v{n}", c, json.loads(m), n == cur) for n, c, m in self._c.execute(
-            "SELECT num, created, metadata FROM versions WHERE model_id = ? ORDER BY num DESC", (model_id,))]
-    async def get_current_version(self, model_id: str) -> str | None:
-        cur = self._ptr(model_id)[0]; return None if cur is None else f"v{cur}"
-    async def get_previous_version(self, model_id: str) -> str | None:
-        prev = self._ptr(model_id)[1]; return None if prev is None else f"v{prev}"
-    async def load_weight_version(self, model_id: str, version: str) -> dict | None:
-        "The weights of a retained version (None if unknown); WeightSchemaError if its blob is corrupt."
-        row = self._c.execute("SELECT blob FROM versions WHERE model_id = ? AND num = ?", (model_id, _vnum(version))).fetchone()
-        try: return None if row is None else self._checked(row[0])
-        except WeightSchemaError as e: raise WeightSchemaError(f"SQLite memory {self.path!r}, model {model_id!r} version {version}: {e}") from None
-    async def rollback_weights(self, model_id: str, version: str | None = None) -> str | None:
-        "Make `version` (default: previous) the active weights and current version; returns it, or None if no target."
-        def body():
-            cur, prev, nxt = self._ptr(model_id)
-            target = prev if version is None else _vnum(version)
-            if target is None: return None
-            row = self._c.execute("SELECT blob FROM versions WHERE model_id = ? AND num = ?", (model_id, target)).fetchone()
-            if row is None: return None
-            w = self._checked(row[0])
-            self._save(model_id, self._load_rev(model_id), w)
-            self._c.execute("UPDATE pointers SET current = ?, previous = ? WHERE model_id = ?", (target, cur, model_id))
-            return f"v{target}"
-        return self._txn(body)
-
-# %% ../../nbs/92_bandits.memory.ipynb #c044
-_LUA_CAS = """
-local rev = tonumber(redis.call('GET', KEYS[1]) or '0')
-if rev ~= tonumber(ARGV[1]) then return {0, rev, redis.call('GET', KEYS[2]), redis.call('HGETALL', KEYS[7])} end
-if ARGV[2] == '1' then
-  if ARGV[3] ~= '' then redis.call('SET', KEYS[2], ARGV[3]) end
-  if ARGV[4] == '1' then redis.call('DEL', KEYS[7]) end
-  for i = 6 + 3 * tonumber(ARGV[5]), #ARGV, 2 do redis.call('HSET', KEYS[7], ARGV[i], ARGV[i + 1]) end
-  rev = rev + 1; redis.call('SET', KEYS[1], rev)
-end
-local id = 0
-for j = 0, tonumber(ARGV[5]) - 1 do
-  local o = 6 + 3 * j
-  id = redis.call('INCR', KEYS[3])
-  redis.call('HSET', KEYS[4], id, ARGV[o]); redis.call('ZADD', KEYS[5], ARGV[o + 1], id)
-  if ARGV[o + 2] ~= '1.0' then redis.call('HSET', KEYS[6], id, ARGV[o + 2]) end
-end
-return {1, rev, id}
-"""
-_LUA_SAVE = """
-redis.call('SET', KEYS[2], ARGV[1]); redis.call('DEL', KEYS[3])
-for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1]) end
-return redis.call('INCR', KEYS[1])
-"""
-_LUA_LOAD = """
-local rev = tonumber(redis.call('GET', KEYS[1]) or '0')
-if rev == tonumber(ARGV[1]) then return {rev} end
-return {rev, redis.call('GET', KEYS[2]), redis.call('HGETALL', KEYS[3])}
-"""
-_LUA_SNAPSHOT = """
-local n = redis.call('HINCRBY', KEYS[1], 'next', 1)
-local cur = redis.call('HGET', KEYS[1], 'current')
-redis.call('SET', ARGV[4] .. n, ARGV[1]); redis.call('HSET', KEYS[2], n, ARGV[2])
-if cur then redis.call('HSET', KEYS[1], 'previous', cur) end
-redis.call('HSET', KEYS[1], 'current', n)
-local nums = redis.call('HKEYS', KEYS[2])
-table.sort(nums, function(a, b) return tonumber(a) < tonumber(b) end)
-local extra = #nums - tonumber(ARGV[3])
-for i = 1, #nums do
-  if extra <= 0 then break end
-  if tonumber(nums[i]) ~= n and nums[i] ~= cur then
-    redis.call('DEL', ARGV[4] .. nums[i]); redis.call('HDEL', KEYS[2], nums[i]); extra = extra - 1
-  end
-end
-return n
-"""
-_LUA_ROLLBACK = """
-if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 0 then return 0 end
-local cur = redis.call('HGET', KEYS[1], 'current')
-redis.call('SET', KEYS[2], ARGV[2]); redis.call('DEL', KEYS[5])
-for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[5], ARGV[i], ARGV[i + 1]) end
-local rev = redis.call('INCR', KEYS[3])
-if cur then redis.call('HSET', KEYS[1], 'previous', cur) end
-redis.call('HSET', KEYS[1], 'current', ARGV[1])
-return rev
-"""
-_LUA_PENDING_ADD = """
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]); redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1]); return 1
-"""
-_LUA_PENDING_TAKE = """
-local dl = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if (not dl) or tonumber(dl) < tonumber(ARGV[2]) then return false end
-local rec = redis.call('HGET', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[1], ARGV[1]); redis.call('ZREM', KEYS[2], ARGV[1])
-return {rec, dl}
-"""
-_LUA_PENDING_EXPIRED = """
-local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
-local out = {}
-for _, id in ipairs(ids) do
-  out[#out + 1] = id; out[#out + 1] = redis.call('HGET', KEYS[1], id) or ''
-  redis.call('HDEL', KEYS[1], id); redis.call('ZREM', KEYS[2], id)
-end
-return out
-"""
-_LUA_PRIORITIES = """
-for i = 1, #ARGV, 2 do
-  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
-end
-return 1
-"""
-
-def resp_command(*args) -> bytes:
-    "One Redis command in the RESP wire format (bytes, str, int and float arguments)."
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, str): a = a.encode()
-        elif isinstance(a, int): a = b"%d" % a
-        elif isinstance(a, float): a = repr(a).encode()
-        out += [b"$%d\r\n" % len(a), a, b"\r\n"]
-    return b"".join(out)
-
-class _RespConnection(asyncio.Protocol):
-    "One pipelined Redis connection: commands are written at once, replies (parsed by hiredis) resolve waiters in order."
-    def __init__(self):
-        self.reader, self.waiters, self.transport = hiredis.Reader(), collections.deque(), None
-    def connection_made(self, transport): self.transport = transport
-    def data_received(self, data):
-        self.reader.feed(data)
-        try:
-            while (r := self.reader.gets()) is not False:
-                f = self.waiters.popleft()
-                if not f.done(): f.set_result(r)  # a cancelled caller's reply is consumed and dropped: the order stays right
-        except hiredis.ProtocolError as e: self.transport.close(); self._fail(rex.ConnectionError(f"redis protocol error: {e}"))
-    def connection_lost(self, exc):
-        self.transport = None; self._fail(rex.ConnectionError(f"connection to redis lost ({exc or 'closed'})"))
-    def _fail(self, err):
-        while self.waiters:
-            f = self.waiters.popleft()
-            if not f.done(): f.set_exception(err)
-    def send(self, packed: bytes) -> asyncio.Future:
-        "Write one packed command; the future gets its reply (hiredis.ReplyError for an error reply)."
-        if self.transport is None or self.transport.is_closing(): raise rex.ConnectionError("connection to redis is closed")
-        f = asyncio.get_running_loop().create_future(); self.waiters.append(f); self.transport.write(packed)
-        return f
-
-async def _open_resp(kw: Mapping) -> _RespConnection:
-    "A _RespConnection to the server of redis-py connection kwargs `kw` (TCP), authenticated and on its database."
-    loop = asyncio.get_running_loop()
-    _, p = await loop.create_connection(_RespConnection, kw.get("host") or "127.0.0.1", int(kw.get("port") or 6379))
-    hello = []
-    if kw.get("password"): hello.append(resp_command(b"AUTH", *([kw["username"]] if kw.get("username") else []), kw["password"]))
-    if int(kw.get("db") or 0): hello.append(resp_command(b"SELECT", int(kw["db"])))
-    for cmd in hello:
-        r = await p.send(cmd)
-        if isinstance(r, hiredis.ReplyError): p.transport.close(); raise rex.ConnectionError(f"redis refused the connection setup: {r}")
-    return p
-
-class _RedisCore(_MemoryBase):
-    "Connection, keys and weights of the Redis memory."
-    def __init__(self, settings: RLMemorySettings | dict | None = None, # Memory settings (uses `redis_url`, namespaces)
-                 client=None, # A `redis.asyncio.Redis` with decode_responses=False (built from the URL when None)
-                 url: str | None = None, # Overrides `settings.redis_url`
-                 seed: int | None = None): # Seed of the replay sampler
-        super().__init__(settings, seed)
-        self.url = url or self.settings.redis_url
-        self.client = client; self._own = client is None; self.cas_retries = 0
-        self._fast: _RespConnection | None = None; self._fast_kw = None; self._fast_lock = None
-        self._checks: dict[str, list] = {}; self._check_tasks: set = set()  # revision checks in flight: decisions waiting for the next one
-    async def connect(self) -> None:
-        "Connect (when no client was injected), check the server answers and register the scripts."
-        if self.client is None:
-            self.client = aioredis.Redis.from_url(self.url, decode_responses=False)
-        await self.client.ping()
-        r = self.client.register_script
-        self._cas, self._loadif, self._snap = r(_LUA_CAS), r(_LUA_LOAD), r(_LUA_SNAPSHOT)
-        self._roll, self._prio, self._save = r(_LUA_ROLLBACK), r(_LUA_PRIORITIES), r(_LUA_SAVE)
-        self._padd, self._ptake, self._pexp = r(_LUA_PENDING_ADD), r(_LUA_PENDING_TAKE), r(_LUA_PENDING_EXPIRED)
-        pool = self.client.connection_pool; kw = pool.connection_kwargs
-        if self.settings.redis_pipelined and hiredis is not None and pool.connection_class is aioredis.Connection and "host" in kw:
-            self._fast_kw, self._fast_lock = dict(kw), asyncio.Lock()  # plain TCP: the hot paths use one pipelined connection
-            self._fast = await _open_resp(self._fast_kw)
-        self._ready = True
-    async def close(self) -> None:
-        if self._fast is not None and self._fast.transport is not None: self._fast.transport.close()
-        self._fast = None
-        if self.client is not None and self._own:
-            await self.client.aclose()
-            self.client = None
-        self._ready = False
-    def _k(self, model_id, suffix): return f"{self.settings.weights_namespace}:{model_id}:{suffix}"
-    def _e(self, model_id, suffix): return f"{self.settings.experience_collection_name}:{model_id}:{suffix}"
-    def _cli(self):
-        if self.client is None or not self._ready: raise RuntimeError("the Redis memory is not connected: `await memory.connect()` first")
-        return self.client
-    async def _run(self, script, keys, args):
-        "EVALSHA `script` with the command packed by `resp_command` (the hot paths: load and CAS), pipelined when possible."
-        if self._fast_kw is not None: return await self._run_fast(script, keys, args)
-        pool = self._cli().connection_pool
-        conn = await pool.get_connection()
-        try:
-            await conn.send_packed_command(resp_command(b"EVALSHA", script.sha, len(keys), *keys, *args), check_health=False)
-            return await conn.read_response()
-        except rex.NoScriptError:  # the server lost its scripts (restart, SCRIPT FLUSH): the generic path reloads them
-            return await script(keys=keys, args=args, client=self.client)
-        except BaseException:
-            await conn.disconnect(); raise  # a half-read reply must not be left on a pooled connection
-        finally: await pool.release(conn)
-    async def _run_fast(self, script, keys, args):
-        "`_run` on the pipelined connection (reopened once when it was lost)."
-        self._cli(); p = self._fast
-        if p is None or p.transport is None or p.transport.is_closing():
-            async with self._fast_lock:
-                if self._fast is None or self._fast.transport is None or self._fast.transport.is_closing():
-                    self._fast = await _open_resp(self._fast_kw)
-                p = self._fast
-        r = await p.send(resp_command(b"EVALSHA", script.sha, len(keys), *keys, *args))
-        if isinstance(r, hiredis.ReplyError):
-            if str(r).startswith("NOSCRIPT"): return await script(keys=keys, args=args, client=self.client)  # reloads it
-            raise rex.ResponseError(str(r))
-        return r
-
-    def _from_reply(self, model_id, rev, meta, flat):
-        "Weights from a (meta blob, HGETALL list) reply; caches them."
-        if meta is None: self._cache[model_id] = (rev, None); return None
-        return self._assemble(model_id, rev, meta, {int(k): v for k, v in zip(flat[::2], flat[1::2])})
-    def _write_args(self, model_id, weights, old=None, touched=None):
-        "(meta blob, [index, part blob, ...], rewrite-all flag, per-action flag) for writing `weights`."
-        if self._layout.get(model_id) is True and touched is not None and old is not None and \
-           weights.get("n_actions") == old.get("n_actions") >= self.settings.per_action_min_actions:  # same layout: touched parts only
-            keys = _arm_keys(old)  # (an empty meta blob keeps the stored one)
-            touched = list(touched)
-            return b"", [x for i, blob in zip(touched, encode_parts(weights, keys, touched)) for x in (i, blob)], False, True
-        per, idx = self._per_action(weights), None
-        if per and old is not None and self._layout.get(model_id) is True: idx = changed_parts(old, weights)
-        meta, parts = split_weights(weights, idx) if per else (weights, [])
-        ids = range(len(parts)) if idx is None else idx
-        return encode_weights(meta), [x for i, p in zip(ids, parts) for x in (i, encode_weights(p))], idx is None, per
-    async def _load(self, model_id):
-        rev0, w0 = self._cache.get(model_id, (-1, None))
-        res = await self._run(self._loadif, [self._k(model_id, "rev"), self._k(model_id, "w"), self._k(model_id, "wp")], [rev0])
-        rev = int(res[0]); cur = self._cache.get(model_id)
-        if cur is not None and cur[0] >= rev > 0: return cur  # this process wrote or read that revision (or a newer one) meanwhile
-        if len(res) == 1: return rev, w0
-        return rev, self._from_reply(model_id, rev, res[1], res[2])
-    async def load_weights(self, model_id: str) -> dict | None:
-        "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
-        if self._fresh(model_id): return self._cache[model_id][1]
-        waiting = self._checks.get(model_id)
-        if waiting is not None:  # a check is in flight: wait for the next one (issued after this call began)
-            f = asyncio.get_running_loop().create_future(); waiting.append(f); return await f
-        self._checks[model_id] = []
-        try: out = (await self._load(model_id))[1]
-        finally: self._next_check(model_id, self._checks.pop(model_id))
-        self._checked_at[model_id] = time.monotonic(); return out
-    def _next_check(self, model_id, waiters):
-        "Start one revision check for all `waiters` (decisions that arrived while the previous check was in flight)."
-        waiters = [f for f in waiters if not f.done()]
-        if not waiters: return
-        self._checks[model_id] = []
-        async def check():
-            try: out = (await self._load(model_id))[1]; self._checked_at[model_id] = time.monotonic(); err = None
-            except BaseException as e: err = e
-            finally: self._next_check(model_id, self._checks.pop(model_id))
-            for f in waiters:
-                if not f.done(): f.set_result(out) if err is None else f.set_exception(err)
-            if isinstance(err, asyncio.CancelledError): raise err
-        t = asyncio.ensure_future(check()); self._check_tasks.add(t); t.add_done_callback(self._check_tasks.discard)
-    async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None:
-        "Persist `weights` as the model's active weights (unconditionally, even over a corrupt blob)."
-        meta, pairs, _, per = self._write_args(model_id, weights)
-        rev = await self._save(keys=[self._k(model_id, "rev"), self._k(model_id, "w"), self._k(model_id, "wp")],
-                               args=[meta, *pairs], client=self._cli())
-        self._cache[model_id] = (int(rev), dict(weights)); self._layout[model_id] = per
-    async def atomic_update(self, model_id: str, fn: Callable, experience: dict | None = None,
-                            touched: Sequence[int] | None = None, experiences: Sequence[dict] = ()) -> Any:
-        "Optimistic transaction: `new, out = fn(weights)`, compare-and-set the blob, store `experience`(s); return `out`."
-        keys = [self._k(model_id, "rev"), self._k(model_id, "w"), self._e(model_id, "seq"), self._e(model_id, "exp"),
-                self._e(model_id, "ts"), self._e(model_id, "pri"), self._k(model_id, "wp")]
-        exps = [experience, *experiences] if experience is not None else experiences
-        xargs = [str(len(exps))]
-        for _, ts, p, rec in _exp_rows(model_id, exps): xargs += [rec, repr(ts), repr(p)]  # (the script skips priority 1.0: a missing one reads as 1)
-        rev, w = self._cache[model_id] if model_id in self._cache else await self._load(model_id)
-        while True:
-            new, out = fn(w)
-            if new is None: wargs, pairs = ["0", b"", "0"], []  # (ARGV 2-4: write flag, meta blob, rewrite-all flag)
-            else:
-                meta, pairs, full, per = self._write_args(model_id, new, w, touched)
-                wargs = ["1", meta, "1" if full else "0"]
-            res = await self._run(self._cas, keys, [rev, *wargs, *xargs, *pairs])
-            if int(res[0]) == 1:
-                self._cache[model_id] = (int(res[1]), dict(new) if new is not None else w)
-                if new is not None: self._layout[model_id] = per
-                self._last_exp_id = str(int(res[2]))
-                return out
-            self.cas_retries += 1
-            rev = int(res[1]); w = self._from_reply(model_id, rev, res[2], res[3])
-
-# %% ../../nbs/92_bandits.memory.ipynb #c046
-class RedisRLMemory(_RedisCore):
-    "Redis memory: optimistic compare-and-set updates in Lua, shared by any number of processes and hosts."
-    async def store_experience(self, model_id, state_vector, action_index, reward, next_state_vector=None, **extra) -> str:
-        "Record one interaction (extra: propensity, available_actions, priority, timestamp); returns its id."
-        await self.atomic_update(model_id, lambda w: (None, None), experience=dict(
-            state_vector=state_vector, action_index=action_index, reward=reward, next_state_vector=next_state_vector, **extra))
-        return self._last_exp_id
-    async def count_experiences(self, model_id: str) -> int:
-        return int(await self._cli().hlen(self._e(model_id, "exp")))
-    async def sample_experiences(self, model_id: str, batch_size: int) -> list[StoredExperience]:
-        "A replay batch: uniform i.i.d. by default, prioritized when configured; stale experiences excluded."
-        c = self._cli()
-        ids = await c.zrangebyscore(self._e(model_id, "ts"), self._cutoff(), "+inf")
-        if not ids: return []
-        ids = np.array([int(i) for i in ids], dtype=np.int64)
-        pri = np.ones(ids.size)
-        if self.settings.sampling_mode == "prioritized":
-            pri = np.array([float(p) if p is not None else 1.0 for p in await c.hmget(self._e(model_id, "pri"), ids.tolist())])
-        picks = ids[self._choose(ids, pri, batch_size)]
-        uniq = np.unique(picks).tolist()
-        recs = await c.hmget(self._e(model_id, "exp"), uniq)
-        prs = await c.hmget(self._e(model_id, "pri"), uniq)
-        got = {i: (r, float(p or 1.0)) for i, r, p in zip(uniq, recs, prs) if r is not None}
-        return [unpack_experience(got[i][0], str(i), got[i][1]) for i in picks.tolist() if i in got]
-    async def update_priorities(self, model_id: str, updates: Sequence[tuple[str, float]]) -> None:
-        "Write |TD error| priorities back; unknown ids are ignored."
-        args = [x for i, p in updates for x in (str(i), repr(abs(float(p))))]
-        if args: await self._prio(keys=[self._e(model_id, "exp"), self._e(model_id, "pri")], args=args, client=self._cli())
-    async def purge_experiences(self, model_id: str, older_than_seconds: float) -> int:
-        "Delete experiences older than `older_than_seconds`; returns how many."
-        c = self._cli(); old = await c.zrangebyscore(self._e(model_id, "ts"), "-inf", f"({time.time() - older_than_seconds}")
-        if not old: return 0
-        p = c.pipeline(transaction=True)
-        p.hdel(self._e(model_id, "exp"), *old); p.hdel(self._e(model_id, "pri"), *old); p.zrem(self._e(model_id, "ts"), *old)
-        await p.execute(); return len(old)
-    def _pk(self): return [f"{self.settings.weights_namespace}:pending", f"{self.settings.weights_namespace}:pending:deadline"]
-    async def add_pending(self, decision_id: str, model_id: str, record: bytes, deadline: float) -> None:
-        "Keep a decision awaiting its reward until `deadline` (Unix time)."
-        await self._run(self._padd, self._pk(), [decision_id, model_id.encode() + b"\x00" + record, repr(float(deadline))])
-    async def take_pending(self, decision_id: str, now: float) -> tuple[str, bytes, float] | None:
-        "Remove and return (model_id, record, deadline) of a decision still waiting at `now`; None if unknown or expired."
-        r = await self._run(self._ptake, self._pk(), [decision_id, repr(float(now))])
-        if not r: return None
-        m, rec = r[0].split(b"\x00", 1); return m.decode(), rec, float(r[1])
-    async def take_expired(self, now: float, limit: int=1000) -> list[tuple[str, str, bytes]]:
-        "Remove and return up to `limit` (decision_id, model_id, record) whose deadline passed; each goes to one caller only."
-        r = await self._pexp(keys=self._pk(), args=[repr(float(now)), int(limit)], client=self._cli())
-        out = []
-        for i, v in zip(r[::2], r[1::2]):
-            if v: m, rec = v.split(b"\x00", 1); out.append((i.decode(), m.decode(), rec))
-        return out
-    async def count_pending(self) -> int:
-        return int(await self._cli().zcard(self._pk()[1]))
-    async def save_norm_stats(self, model_id: str, stats: Mapping[str, Any]) -> None:
-        await self._cli().set(self._k(model_id, "norm"), json.dumps(dict(stats)))
-    async def load_norm_stats(self, model_id: str) -> dict | None:
-        v = await self._cli().get(self._k(model_id, "norm")); return None if v is None else json.loads(v)
-
-    async def snapshot_weights(self, model_id, weights, metadata=None) -> str | None:
-        "Retain `weights` as a new current version v{n}; None when versioning is disabled."
-        keep = self.settings.max_weight_versions
-        if keep <= 0: return None
-        meta = json.dumps({"created": time.time(), "metadata": metadata or {}}, default=str)
-        n = await self._snap(keys=[self._k(model_id, "ptr"), self._k(model_id, "vermeta")],
-                             args=[encode_weights(weights), meta, keep, self._k(model_id, "ver:")], client=self._cli())
-        return f"v{int(n)}"
-    async def _ptr(self, model_id):
-        cur, prev = await self._cli().hmget(self._k(model_id, "ptr"), ["current", "previous"])
-        return (None if cur is None else int(cur)), (None if prev is None else int(prev))
-    async def list_weight_versions(self, model_id: str) -> list[WeightVersionInfo]:
-        "Retained versions, newest first."
-        cur = (await self._ptr(model_id))[0]; meta = await self._cli().hgetall(self._k(model_id, "vermeta"))
-        out = [(int(n), json.loads(m)) for n, m in meta.items()]
-        return [WeightVersionInfo(f"v{n}", m["created"], m["metadata"], n == cur) for n, m in sorted(out, reverse=True)]
-    async def get_current_version(self, model_id: str) -> str | None:
-        cur = (await self._ptr(model_id))[0]; return None if cur is None else f"v{cur}"
-    async def get_previous_version(self, model_id: str) -> str | None:
-        prev = (await self._ptr(model_id))[1]; return None if prev is None else f"v{prev}"
-    async def load_weight_version(self, model_id: str, version: str) -> dict | None:
-        "The weights of a retained version (None if unknown); WeightSchemaError if its blob is corrupt."
-        blob = await self._cli().get(self._k(model_id, f"ver:{_vnum(version)}"))
-        return None if blob is None else self._checked(blob)
-    async def rollback_weights(self, model_id: str, version: str | None = None) -> str | None:
-        "Make `version` (default: previous) the active weights and current version; returns it, or None if no target."
-        target = (await self._ptr(model_id))[1] if version is None else _vnum(version)
-        if target is None: return None
-        blob = await self._cli().get(self._k(model_id, f"ver:{target}"))
-        if blob is None: return None
-        w = self._checked(blob)  # a corrupt version is never restored
-        meta, pairs, _, per = self._write_args(model_id, w)
-        rev = await self._roll(keys=[self._k(model_id, "ptr"), self._k(model_id, "w"), self._k(model_id, "rev"),
-                                     self._k(model_id, "vermeta"), self._k(model_id, "wp")],
-                               args=[target, meta, *pairs], client=self._cli())
-        if int(rev) == 0: return None
-        self._cache[model_id] = (int(rev), w); self._layout[model_id] = per
-        return f"v{target}"
-
-# %% ../../nbs/92_bandits.memory.ipynb #c048
-class RedisServer:
-    "A private redis-server on a free 127.0.0.1 port, started and stopped by the caller."
-    def __init__(self, binary: str="redis-server"): # Name or path of the server executable
-        self.binary, self.proc, self.port, self._dir = binary, None, None, None
-    def start(self, timeout: float=10.0) -> "RedisServer":
-        exe = shutil.which(self.binary)
-        if exe is None: raise FileNotFoundError(f"`{self.binary}` not found: install the Debian package redis-server")
-        with socket.socket() as s: s.bind(("127.0.0.1", 0)); self.port = s.getsockname()[1]
-        self._dir = tempfile.mkdtemp(prefix="loomnb-redis-")
-        self.proc = subprocess.Popen([exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                                      "--dir", self._dir, "--protected-mode", "yes"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        t0 = time.time()
-        while time.time() - t0 < timeout:
-            if self.proc.poll() is not None: raise RuntimeError(f"redis-server exited with code {self.proc.returncode}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), 0.2) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"): return self
-            except OSError: time.sleep(0.05)
-        self.stop(); raise TimeoutError(f"redis-server did not answer on port {self.port} within {timeout}s")
-    @property
-    def url(self) -> str: return f"redis://127.0.0.1:{self.port}/0"
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try: self.proc.wait(5)
-            except Exception: self.proc.kill(); self.proc.wait(5)
-        self.proc = None
-        if self._dir: shutil.rmtree(self._dir, ignore_errors=True); self._dir = None
-    def __enter__(self): return self.start()
-    def __exit__(self, *exc): self.stop()
-
-def in_ci() -> bool:
-    "Whether the CI environment variable is set to a true-ish value."
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-def redis_server_or_skip() -> RedisServer | None:
-    "A started RedisServer; None (skip) when the binary is missing outside CI; an error when it is missing under CI."
-    if shutil.which("redis-server") is None:
-        if in_ci(): raise RuntimeError("redis-server is required under CI (install the Debian package redis-server)")
-        return None
-    return RedisServer().start()

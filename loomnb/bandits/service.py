@@ -17,8 +17,9 @@ import numpy as np
 from ..core import Config, ConfigError, did_you_mean
 from .core import WeightSchemaError, Transition, as_state, as_actions
 from .algorithms import AlgorithmParameters, ALGORITHMS, RECOMMENDED_ALGORITHM, BaseBandit, make_algorithm
-from .memory import (RLMemorySettings, SQLiteRLMemory, RedisRLMemory, NormalizationState, pack_experience,
-                                   unpack_experience)
+from .memory import RLMemorySettings, NormalizationState, pack_experience, unpack_experience
+from .sqlite_memory import SQLiteRLMemory
+from .redis_memory import RedisRLMemory
 from .versioning import PromotionGate, PromotionGateSettings, GateDecision
 
 # %% auto #0

@@ -102,6 +102,8 @@ end
 return 1
 """
 
+
+# %% ../../nbs/92b_bandits.redis_memory.ipynb #3635812a
 def resp_command(*args) -> bytes:
     "One Redis command in the RESP wire format (bytes, str, int and float arguments)."
     out = [b"*%d\r\n" % len(args)]
@@ -148,7 +150,95 @@ async def _open_resp(kw: Mapping) -> _RespConnection:
         if isinstance(r, hiredis.ReplyError): p.transport.close(); raise rex.ConnectionError(f"redis refused the connection setup: {r}")
     return p
 
-class _RedisCore(MemoryBase):
+
+# %% ../../nbs/92b_bandits.redis_memory.ipynb #ebbf8503
+class _RedisWeights:
+    "Weights through the scripts, a per-process cache checked by revision, and the optimistic update loop (a base of `_RedisCore`)."
+    def _from_reply(self, model_id, rev, meta, flat):
+        "Weights from a (meta blob, HGETALL list) reply; caches them."
+        if meta is None: self._cache[model_id] = (rev, None); return None
+        return self._assemble(model_id, rev, meta, {int(k): v for k, v in zip(flat[::2], flat[1::2])})
+
+    def _write_args(self, model_id, weights, old=None, touched=None):
+        "(meta blob, [index, part blob, ...], rewrite-all flag, per-action flag) for writing `weights`."
+        if self._layout.get(model_id) is True and touched is not None and old is not None and \
+           weights.get("n_actions") == old.get("n_actions") >= self.settings.per_action_min_actions:  # same layout: touched parts only
+            keys = arm_keys(old)  # (an empty meta blob keeps the stored one)
+            touched = list(touched)
+            return b"", [x for i, blob in zip(touched, encode_parts(weights, keys, touched)) for x in (i, blob)], False, True
+        per, idx = self._per_action(weights), None
+        if per and old is not None and self._layout.get(model_id) is True: idx = changed_parts(old, weights)
+        meta, parts = split_weights(weights, idx) if per else (weights, [])
+        ids = range(len(parts)) if idx is None else idx
+        return encode_weights(meta), [x for i, p in zip(ids, parts) for x in (i, encode_weights(p))], idx is None, per
+
+    async def _load(self, model_id):
+        rev0, w0 = self._cache.get(model_id, (-1, None))
+        res = await self._run(self._loadif, [self._k(model_id, "rev"), self._k(model_id, "w"), self._k(model_id, "wp")], [rev0])
+        rev = int(res[0]); cur = self._cache.get(model_id)
+        if cur is not None and cur[0] >= rev > 0: return cur  # this process wrote or read that revision (or a newer one) meanwhile
+        if len(res) == 1: return rev, w0
+        return rev, self._from_reply(model_id, rev, res[1], res[2])
+
+    async def load_weights(self, model_id: str) -> dict | None:
+        "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
+        if self._fresh(model_id): return self._cache[model_id][1]
+        waiting = self._checks.get(model_id)
+        if waiting is not None:  # a check is in flight: wait for the next one (issued after this call began)
+            f = asyncio.get_running_loop().create_future(); waiting.append(f); return await f
+        self._checks[model_id] = []
+        try: out = (await self._load(model_id))[1]
+        finally: self._next_check(model_id, self._checks.pop(model_id))
+        self._checked_at[model_id] = time.monotonic(); return out
+
+    def _next_check(self, model_id, waiters):
+        "Start one revision check for all `waiters` (decisions that arrived while the previous check was in flight)."
+        waiters = [f for f in waiters if not f.done()]
+        if not waiters: return
+        self._checks[model_id] = []
+        async def check():
+            try: out = (await self._load(model_id))[1]; self._checked_at[model_id] = time.monotonic(); err = None
+            except BaseException as e: err = e
+            finally: self._next_check(model_id, self._checks.pop(model_id))
+            for f in waiters:
+                if not f.done(): f.set_result(out) if err is None else f.set_exception(err)
+            if isinstance(err, asyncio.CancelledError): raise err
+        t = asyncio.ensure_future(check()); self._check_tasks.add(t); t.add_done_callback(self._check_tasks.discard)
+
+    async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None:
+        "Persist `weights` as the model's active weights (unconditionally, even over a corrupt blob)."
+        meta, pairs, _, per = self._write_args(model_id, weights)
+        rev = await self._save(keys=[self._k(model_id, "rev"), self._k(model_id, "w"), self._k(model_id, "wp")],
+                               args=[meta, *pairs], client=self._cli())
+        self._cache[model_id] = (int(rev), dict(weights)); self._layout[model_id] = per
+
+    async def atomic_update(self, model_id: str, fn: Callable, experience: dict | None = None,
+                            touched: Sequence[int] | None = None, experiences: Sequence[dict] = ()) -> Any:
+        "Optimistic transaction: `new, out = fn(weights)`, compare-and-set the blob, store `experience`(s); return `out`."
+        keys = [self._k(model_id, "rev"), self._k(model_id, "w"), self._e(model_id, "seq"), self._e(model_id, "exp"),
+                self._e(model_id, "ts"), self._e(model_id, "pri"), self._k(model_id, "wp")]
+        exps = [experience, *experiences] if experience is not None else experiences
+        xargs = [str(len(exps))]
+        for _, ts, p, rec in experience_rows(model_id, exps): xargs += [rec, repr(ts), repr(p)]  # (the script skips priority 1.0: a missing one reads as 1)
+        rev, w = self._cache[model_id] if model_id in self._cache else await self._load(model_id)
+        while True:
+            new, out = fn(w)
+            if new is None: wargs, pairs = ["0", b"", "0"], []  # (ARGV 2-4: write flag, meta blob, rewrite-all flag)
+            else:
+                meta, pairs, full, per = self._write_args(model_id, new, w, touched)
+                wargs = ["1", meta, "1" if full else "0"]
+            res = await self._run(self._cas, keys, [rev, *wargs, *xargs, *pairs])
+            if int(res[0]) == 1:
+                self._cache[model_id] = (int(res[1]), dict(new) if new is not None else w)
+                if new is not None: self._layout[model_id] = per
+                self._last_exp_id = str(int(res[2]))
+                return out
+            self.cas_retries += 1
+            rev = int(res[1]); w = self._from_reply(model_id, rev, res[2], res[3])
+
+
+# %% ../../nbs/92b_bandits.redis_memory.ipynb #fc3fe361
+class _RedisCore(_RedisWeights, MemoryBase):
     "Connection, keys and weights of the Redis memory."
     def __init__(self, settings: RLMemorySettings | dict | None = None, # Memory settings (uses `redis_url`, namespaces)
                  client=None, # A `redis.asyncio.Redis` with decode_responses=False (built from the URL when None)
@@ -212,92 +302,20 @@ class _RedisCore(MemoryBase):
             raise rex.ResponseError(str(r))
         return r
 
-    def _from_reply(self, model_id, rev, meta, flat):
-        "Weights from a (meta blob, HGETALL list) reply; caches them."
-        if meta is None: self._cache[model_id] = (rev, None); return None
-        return self._assemble(model_id, rev, meta, {int(k): v for k, v in zip(flat[::2], flat[1::2])})
-    def _write_args(self, model_id, weights, old=None, touched=None):
-        "(meta blob, [index, part blob, ...], rewrite-all flag, per-action flag) for writing `weights`."
-        if self._layout.get(model_id) is True and touched is not None and old is not None and \
-           weights.get("n_actions") == old.get("n_actions") >= self.settings.per_action_min_actions:  # same layout: touched parts only
-            keys = arm_keys(old)  # (an empty meta blob keeps the stored one)
-            touched = list(touched)
-            return b"", [x for i, blob in zip(touched, encode_parts(weights, keys, touched)) for x in (i, blob)], False, True
-        per, idx = self._per_action(weights), None
-        if per and old is not None and self._layout.get(model_id) is True: idx = changed_parts(old, weights)
-        meta, parts = split_weights(weights, idx) if per else (weights, [])
-        ids = range(len(parts)) if idx is None else idx
-        return encode_weights(meta), [x for i, p in zip(ids, parts) for x in (i, encode_weights(p))], idx is None, per
-    async def _load(self, model_id):
-        rev0, w0 = self._cache.get(model_id, (-1, None))
-        res = await self._run(self._loadif, [self._k(model_id, "rev"), self._k(model_id, "w"), self._k(model_id, "wp")], [rev0])
-        rev = int(res[0]); cur = self._cache.get(model_id)
-        if cur is not None and cur[0] >= rev > 0: return cur  # this process wrote or read that revision (or a newer one) meanwhile
-        if len(res) == 1: return rev, w0
-        return rev, self._from_reply(model_id, rev, res[1], res[2])
-    async def load_weights(self, model_id: str) -> dict | None:
-        "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
-        if self._fresh(model_id): return self._cache[model_id][1]
-        waiting = self._checks.get(model_id)
-        if waiting is not None:  # a check is in flight: wait for the next one (issued after this call began)
-            f = asyncio.get_running_loop().create_future(); waiting.append(f); return await f
-        self._checks[model_id] = []
-        try: out = (await self._load(model_id))[1]
-        finally: self._next_check(model_id, self._checks.pop(model_id))
-        self._checked_at[model_id] = time.monotonic(); return out
-    def _next_check(self, model_id, waiters):
-        "Start one revision check for all `waiters` (decisions that arrived while the previous check was in flight)."
-        waiters = [f for f in waiters if not f.done()]
-        if not waiters: return
-        self._checks[model_id] = []
-        async def check():
-            try: out = (await self._load(model_id))[1]; self._checked_at[model_id] = time.monotonic(); err = None
-            except BaseException as e: err = e
-            finally: self._next_check(model_id, self._checks.pop(model_id))
-            for f in waiters:
-                if not f.done(): f.set_result(out) if err is None else f.set_exception(err)
-            if isinstance(err, asyncio.CancelledError): raise err
-        t = asyncio.ensure_future(check()); self._check_tasks.add(t); t.add_done_callback(self._check_tasks.discard)
-    async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None:
-        "Persist `weights` as the model's active weights (unconditionally, even over a corrupt blob)."
-        meta, pairs, _, per = self._write_args(model_id, weights)
-        rev = await self._save(keys=[self._k(model_id, "rev"), self._k(model_id, "w"), self._k(model_id, "wp")],
-                               args=[meta, *pairs], client=self._cli())
-        self._cache[model_id] = (int(rev), dict(weights)); self._layout[model_id] = per
-    async def atomic_update(self, model_id: str, fn: Callable, experience: dict | None = None,
-                            touched: Sequence[int] | None = None, experiences: Sequence[dict] = ()) -> Any:
-        "Optimistic transaction: `new, out = fn(weights)`, compare-and-set the blob, store `experience`(s); return `out`."
-        keys = [self._k(model_id, "rev"), self._k(model_id, "w"), self._e(model_id, "seq"), self._e(model_id, "exp"),
-                self._e(model_id, "ts"), self._e(model_id, "pri"), self._k(model_id, "wp")]
-        exps = [experience, *experiences] if experience is not None else experiences
-        xargs = [str(len(exps))]
-        for _, ts, p, rec in experience_rows(model_id, exps): xargs += [rec, repr(ts), repr(p)]  # (the script skips priority 1.0: a missing one reads as 1)
-        rev, w = self._cache[model_id] if model_id in self._cache else await self._load(model_id)
-        while True:
-            new, out = fn(w)
-            if new is None: wargs, pairs = ["0", b"", "0"], []  # (ARGV 2-4: write flag, meta blob, rewrite-all flag)
-            else:
-                meta, pairs, full, per = self._write_args(model_id, new, w, touched)
-                wargs = ["1", meta, "1" if full else "0"]
-            res = await self._run(self._cas, keys, [rev, *wargs, *xargs, *pairs])
-            if int(res[0]) == 1:
-                self._cache[model_id] = (int(res[1]), dict(new) if new is not None else w)
-                if new is not None: self._layout[model_id] = per
-                self._last_exp_id = str(int(res[2]))
-                return out
-            self.cas_retries += 1
-            rev = int(res[1]); w = self._from_reply(model_id, rev, res[2], res[3])
 
-# %% ../../nbs/92b_bandits.redis_memory.ipynb #c046
-class RedisRLMemory(_RedisCore):
-    "Redis memory: optimistic compare-and-set updates in Lua, shared by any number of processes and hosts."
+
+# %% ../../nbs/92b_bandits.redis_memory.ipynb #d65c5b79
+class _RedisExperiences:
+    "Experiences in a sorted set by time with their priorities, and sampling from it (a base of `RedisRLMemory`)."
     async def store_experience(self, model_id, state_vector, action_index, reward, next_state_vector=None, **extra) -> str:
         "Record one interaction (extra: propensity, available_actions, priority, timestamp); returns its id."
         await self.atomic_update(model_id, lambda w: (None, None), experience=dict(
             state_vector=state_vector, action_index=action_index, reward=reward, next_state_vector=next_state_vector, **extra))
         return self._last_exp_id
+
     async def count_experiences(self, model_id: str) -> int:
         return int(await self._cli().hlen(self._e(model_id, "exp")))
+
     async def sample_experiences(self, model_id: str, batch_size: int) -> list[StoredExperience]:
         "A replay batch: uniform i.i.d. by default, prioritized when configured; stale experiences excluded."
         c = self._cli()
@@ -313,10 +331,12 @@ class RedisRLMemory(_RedisCore):
         prs = await c.hmget(self._e(model_id, "pri"), uniq)
         got = {i: (r, float(p or 1.0)) for i, r, p in zip(uniq, recs, prs) if r is not None}
         return [unpack_experience(got[i][0], str(i), got[i][1]) for i in picks.tolist() if i in got]
+
     async def update_priorities(self, model_id: str, updates: Sequence[tuple[str, float]]) -> None:
         "Write |TD error| priorities back; unknown ids are ignored."
         args = [x for i, p in updates for x in (str(i), repr(abs(float(p))))]
         if args: await self._prio(keys=[self._e(model_id, "exp"), self._e(model_id, "pri")], args=args, client=self._cli())
+
     async def purge_experiences(self, model_id: str, older_than_seconds: float) -> int:
         "Delete experiences older than `older_than_seconds`; returns how many."
         c = self._cli(); old = await c.zrangebyscore(self._e(model_id, "ts"), "-inf", f"({time.time() - older_than_seconds}")
@@ -324,15 +344,23 @@ class RedisRLMemory(_RedisCore):
         p = c.pipeline(transaction=True)
         p.hdel(self._e(model_id, "exp"), *old); p.hdel(self._e(model_id, "pri"), *old); p.zrem(self._e(model_id, "ts"), *old)
         await p.execute(); return len(old)
+
+
+# %% ../../nbs/92b_bandits.redis_memory.ipynb #2d9811c9
+class _RedisPending:
+    "Decisions waiting for a delayed reward, with their deadlines (a base of `RedisRLMemory`)."
     def _pk(self): return [f"{self.settings.weights_namespace}:pending", f"{self.settings.weights_namespace}:pending:deadline"]
+
     async def add_pending(self, decision_id: str, model_id: str, record: bytes, deadline: float) -> None:
         "Keep a decision awaiting its reward until `deadline` (Unix time)."
         await self._run(self._padd, self._pk(), [decision_id, model_id.encode() + b"\x00" + record, repr(float(deadline))])
+
     async def take_pending(self, decision_id: str, now: float) -> tuple[str, bytes, float] | None:
         "Remove and return (model_id, record, deadline) of a decision still waiting at `now`; None if unknown or expired."
         r = await self._run(self._ptake, self._pk(), [decision_id, repr(float(now))])
         if not r: return None
         m, rec = r[0].split(b"\x00", 1); return m.decode(), rec, float(r[1])
+
     async def take_expired(self, now: float, limit: int=1000) -> list[tuple[str, str, bytes]]:
         "Remove and return up to `limit` (decision_id, model_id, record) whose deadline passed; each goes to one caller only."
         r = await self._pexp(keys=self._pk(), args=[repr(float(now)), int(limit)], client=self._cli())
@@ -340,8 +368,14 @@ class RedisRLMemory(_RedisCore):
         for i, v in zip(r[::2], r[1::2]):
             if v: m, rec = v.split(b"\x00", 1); out.append((i.decode(), m.decode(), rec))
         return out
+
     async def count_pending(self) -> int:
         return int(await self._cli().zcard(self._pk()[1]))
+
+
+# %% ../../nbs/92b_bandits.redis_memory.ipynb #c046
+class RedisRLMemory(_RedisExperiences, _RedisPending, _RedisCore):
+    "Redis memory: optimistic compare-and-set updates in Lua, shared by any number of processes and hosts."
     async def save_norm_stats(self, model_id: str, stats: Mapping[str, Any]) -> None:
         await self._cli().set(self._k(model_id, "norm"), json.dumps(dict(stats)))
     async def load_norm_stats(self, model_id: str) -> dict | None:

@@ -36,6 +36,8 @@ def _ensure_exp_index(c: sqlite3.Connection, want: bool) -> None:
     "Create the experiences index when `want` (a no-op when it exists); never drop one another process may rely on."
     if want: c.execute(f"CREATE INDEX IF NOT EXISTS {_EXP_INDEX} ON experiences (model_id, ts)")
 
+
+# %% ../../nbs/92a_bandits.sqlite_memory.ipynb #89dead90
 class _WalCheckpointer:
     "A daemon thread running passive WAL checkpoints on its own connection every `interval` seconds until `stop()`."
     def __init__(self, path: str, interval: float, restart_bytes: float=0.0, # > 0: let the WAL restart once it holds this many bytes
@@ -63,7 +65,99 @@ class _WalCheckpointer:
     def stop(self):
         self.done.set(); self.thread.join(timeout=5)
 
-class _SQLiteCore(MemoryBase):
+
+# %% ../../nbs/92a_bandits.sqlite_memory.ipynb #952a9be9
+class _SQLiteWeights:
+    "Weights with their revision, and the optimistic update that retries under the lock (a base of `_SQLiteCore`)."
+    def _load(self, model_id):
+        rev0, w0 = self._cache.get(model_id, (-1, None))
+        row = self._c.execute("SELECT rev, CASE WHEN rev = ? THEN NULL ELSE blob END FROM weights WHERE model_id = ?",
+                              (rev0, model_id)).fetchone()
+        if row is None: return 0, None
+        if row[1] is None: return row[0], w0
+        parts = dict(self._c.execute("SELECT part, blob FROM weight_parts WHERE model_id = ?", (model_id,)).fetchall())
+        return row[0], self._assemble(model_id, row[0], row[1], parts)
+
+    def _save(self, model_id, rev, weights, old=None):
+        "Write `weights` as revision rev + 1: one blob, or meta + the changed action parts (all when `old` is None)."
+        per, prev = self._per_action(weights), self._layout.get(model_id)
+        idx = changed_parts(old, weights) if per and old is not None and prev is True else None
+        meta, parts = split_weights(weights, idx) if per else (weights, [])
+        self._c.execute("INSERT INTO weights (model_id, rev, blob) VALUES (?, ?, ?) ON CONFLICT(model_id) DO UPDATE "
+                        "SET rev = excluded.rev, blob = excluded.blob", (model_id, rev + 1, encode_weights(meta)))
+        if idx is None and (per or prev is not False): self._c.execute("DELETE FROM weight_parts WHERE model_id = ?", (model_id,))
+        if parts: self._c.executemany("INSERT OR REPLACE INTO weight_parts (model_id, part, blob) VALUES (?, ?, ?)",
+                                      [(model_id, i, encode_weights(p)) for i, p in zip(range(len(parts)) if idx is None else idx, parts)])
+        self._cache[model_id] = (rev + 1, dict(weights)); self._layout[model_id] = per
+
+    def _txn(self, body):
+        "`body()` in one write transaction; on any error it is rolled back and the weights cached meanwhile are forgotten."
+        c = self._c
+        with self._wlock:
+            c.execute("BEGIN IMMEDIATE")
+            try: out = body(); c.execute("COMMIT"); return out
+            except BaseException:
+                self._cache.clear(); self._layout.clear()  # they may hold what was just rolled back: reload from the database
+                if c.in_transaction: c.execute("ROLLBACK")
+                raise
+
+    async def load_weights(self, model_id: str) -> dict | None:
+        "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
+        if self._fresh(model_id): return self._cache[model_id][1]
+        try: out = self._load(model_id)[1]
+        except WeightSchemaError as e: raise WeightSchemaError(f"SQLite memory {self.path!r}, model {model_id!r}: {e}") from None
+        self._checked_at[model_id] = time.monotonic(); return out
+
+    async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None:
+        "Persist `weights` as the model's active weights."
+        self._txn(lambda: self._save(model_id, self._load_rev(model_id), weights))
+
+    def _load_rev(self, model_id):
+        row = self._c.execute("SELECT rev FROM weights WHERE model_id = ?", (model_id,)).fetchone()
+        return 0 if row is None else row[0]
+
+    def _try_write(self, model_id, rev, old, new, touched) -> bool:
+        "Write `new` as revision rev + 1 if `rev` is still current (a conditional UPDATE); False when another writer got there first."
+        c, layout = self._c, self._layout.get(model_id)
+        if layout is True and touched is not None and new.get("n_actions") == old.get("n_actions") >= self.settings.per_action_min_actions:
+            keys = arm_keys(old)  # the layout and the scalars are unchanged: rewrite the touched actions only
+            if c.execute("UPDATE weights SET rev = ? WHERE model_id = ? AND rev = ?", (rev + 1, model_id, rev)).rowcount != 1: return False
+            touched = list(touched)
+            c.executemany(self._UPSERT_PART, [(model_id, i, blob) for i, blob in zip(touched, encode_parts(new, keys, touched))])
+            per = True
+        elif layout is False and not (per := self._per_action(new)):
+            if c.execute("UPDATE weights SET rev = ?, blob = ? WHERE model_id = ? AND rev = ?",
+                         (rev + 1, encode_weights(new), model_id, rev)).rowcount != 1: return False
+        else:  # the layout changes, or parts must be diffed: the general path
+            if self._load_rev(model_id) != rev: return False
+            self._save(model_id, rev, new, old=old); return True
+        self._cache[model_id] = (rev + 1, dict(new)); self._layout[model_id] = per
+        return True
+
+    async def atomic_update(self,
+                            model_id: str, # The model whose weights change
+                            fn: Callable, # Pure `fn(weights or None) -> (new_weights or None, result)`; may run twice
+                            experience: dict | None = None, # `store_experience` keyword arguments, stored in the same transaction
+                            touched: Sequence[int] | None = None, # Actions whose rows `fn` may change (nothing else); None = diff everything
+                            experiences: Sequence[dict] = (), # More experiences stored in the same transaction (a batch of feedback)
+                           ) -> Any: # `result` from `fn`
+        "In one transaction: `new, out = fn(weights)`; save `new` unless None; store `experience`; return `out`."
+        rev, w = self._cache.get(model_id, (None, None))
+        pre = fn(w) if w is not None else None  # optimistic: computed from the cached revision before taking the write lock
+        exps = (experience, *experiences) if experience is not None else experiences  # one executemany for all
+        def body():
+            if pre is not None and pre[0] is not None and self._try_write(model_id, rev, w, pre[0], touched): out = pre[1]
+            else:  # cold cache, or another process wrote since: load under the lock and recompute
+                rev1, w1 = self._load(model_id)
+                new, out = fn(w1)
+                if new is not None: self._save(model_id, rev1, new, old=w1)
+            if exps: self._insert_exps(model_id, exps)
+            return out
+        return self._txn(body)
+
+
+# %% ../../nbs/92a_bandits.sqlite_memory.ipynb #838f6ee8
+class _SQLiteCore(_SQLiteWeights, MemoryBase):
     "Connection, weights and transactions of the SQLite memory."
     def __init__(self, settings: RLMemorySettings | dict | None = None, # Memory settings (uses `sqlite_path`)
                  path: str | os.PathLike | None = None, # Overrides `settings.sqlite_path`
@@ -94,86 +188,8 @@ class _SQLiteCore(MemoryBase):
         if self.conn is None: raise RuntimeError("the SQLite memory is not connected: `await memory.connect()` first")
         return self.conn
 
-    def _load(self, model_id):
-        rev0, w0 = self._cache.get(model_id, (-1, None))
-        row = self._c.execute("SELECT rev, CASE WHEN rev = ? THEN NULL ELSE blob END FROM weights WHERE model_id = ?",
-                              (rev0, model_id)).fetchone()
-        if row is None: return 0, None
-        if row[1] is None: return row[0], w0
-        parts = dict(self._c.execute("SELECT part, blob FROM weight_parts WHERE model_id = ?", (model_id,)).fetchall())
-        return row[0], self._assemble(model_id, row[0], row[1], parts)
-    def _save(self, model_id, rev, weights, old=None):
-        "Write `weights` as revision rev + 1: one blob, or meta + the changed action parts (all when `old` is None)."
-        per, prev = self._per_action(weights), self._layout.get(model_id)
-        idx = changed_parts(old, weights) if per and old is not None and prev is True else None
-        meta, parts = split_weights(weights, idx) if per else (weights, [])
-        self._c.execute("INSERT INTO weights (model_id, rev, blob) VALUES (?, ?, ?) ON CONFLICT(model_id) DO UPDATE "
-                        "SET rev = excluded.rev, blob = excluded.blob", (model_id, rev + 1, encode_weights(meta)))
-        if idx is None and (per or prev is not False): self._c.execute("DELETE FROM weight_parts WHERE model_id = ?", (model_id,))
-        if parts: self._c.executemany("INSERT OR REPLACE INTO weight_parts (model_id, part, blob) VALUES (?, ?, ?)",
-                                      [(model_id, i, encode_weights(p)) for i, p in zip(range(len(parts)) if idx is None else idx, parts)])
-        self._cache[model_id] = (rev + 1, dict(weights)); self._layout[model_id] = per
-    def _txn(self, body):
-        "`body()` in one write transaction; on any error it is rolled back and the weights cached meanwhile are forgotten."
-        c = self._c
-        with self._wlock:
-            c.execute("BEGIN IMMEDIATE")
-            try: out = body(); c.execute("COMMIT"); return out
-            except BaseException:
-                self._cache.clear(); self._layout.clear()  # they may hold what was just rolled back: reload from the database
-                if c.in_transaction: c.execute("ROLLBACK")
-                raise
-
-    async def load_weights(self, model_id: str) -> dict | None:
-        "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
-        if self._fresh(model_id): return self._cache[model_id][1]
-        try: out = self._load(model_id)[1]
-        except WeightSchemaError as e: raise WeightSchemaError(f"SQLite memory {self.path!r}, model {model_id!r}: {e}") from None
-        self._checked_at[model_id] = time.monotonic(); return out
-    async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None:
-        "Persist `weights` as the model's active weights."
-        self._txn(lambda: self._save(model_id, self._load_rev(model_id), weights))
-    def _load_rev(self, model_id):
-        row = self._c.execute("SELECT rev FROM weights WHERE model_id = ?", (model_id,)).fetchone()
-        return 0 if row is None else row[0]
     _UPSERT_PART = "INSERT INTO weight_parts (model_id, part, blob) VALUES (?, ?, ?) ON CONFLICT(model_id, part) DO UPDATE SET blob = excluded.blob"
-    def _try_write(self, model_id, rev, old, new, touched) -> bool:
-        "Write `new` as revision rev + 1 if `rev` is still current (a conditional UPDATE); False when another writer got there first."
-        c, layout = self._c, self._layout.get(model_id)
-        if layout is True and touched is not None and new.get("n_actions") == old.get("n_actions") >= self.settings.per_action_min_actions:
-            keys = arm_keys(old)  # the layout and the scalars are unchanged: rewrite the touched actions only
-            if c.execute("UPDATE weights SET rev = ? WHERE model_id = ? AND rev = ?", (rev + 1, model_id, rev)).rowcount != 1: return False
-            touched = list(touched)
-            c.executemany(self._UPSERT_PART, [(model_id, i, blob) for i, blob in zip(touched, encode_parts(new, keys, touched))])
-            per = True
-        elif layout is False and not (per := self._per_action(new)):
-            if c.execute("UPDATE weights SET rev = ?, blob = ? WHERE model_id = ? AND rev = ?",
-                         (rev + 1, encode_weights(new), model_id, rev)).rowcount != 1: return False
-        else:  # the layout changes, or parts must be diffed: the general path
-            if self._load_rev(model_id) != rev: return False
-            self._save(model_id, rev, new, old=old); return True
-        self._cache[model_id] = (rev + 1, dict(new)); self._layout[model_id] = per
-        return True
-    async def atomic_update(self,
-                            model_id: str, # The model whose weights change
-                            fn: Callable, # Pure `fn(weights or None) -> (new_weights or None, result)`; may run twice
-                            experience: dict | None = None, # `store_experience` keyword arguments, stored in the same transaction
-                            touched: Sequence[int] | None = None, # Actions whose rows `fn` may change (nothing else); None = diff everything
-                            experiences: Sequence[dict] = (), # More experiences stored in the same transaction (a batch of feedback)
-                           ) -> Any: # `result` from `fn`
-        "In one transaction: `new, out = fn(weights)`; save `new` unless None; store `experience`; return `out`."
-        rev, w = self._cache.get(model_id, (None, None))
-        pre = fn(w) if w is not None else None  # optimistic: computed from the cached revision before taking the write lock
-        exps = (experience, *experiences) if experience is not None else experiences  # one executemany for all
-        def body():
-            if pre is not None and pre[0] is not None and self._try_write(model_id, rev, w, pre[0], touched): out = pre[1]
-            else:  # cold cache, or another process wrote since: load under the lock and recompute
-                rev1, w1 = self._load(model_id)
-                new, out = fn(w1)
-                if new is not None: self._save(model_id, rev1, new, old=w1)
-            if exps: self._insert_exps(model_id, exps)
-            return out
-        return self._txn(body)
+
 
 # %% ../../nbs/92a_bandits.sqlite_memory.ipynb #c026
 _INSERT_EXP = "INSERT INTO experiences (model_id, ts, priority, record) VALUES (?, ?, ?, ?)"

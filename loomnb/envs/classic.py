@@ -13,12 +13,13 @@ from gymnasium import spaces
 from .core import EnvSpec, pcg64_uniform
 from .native import NativeVecEnv, native_step, native_step_parallel, native_reset
 from .pendulum import PendulumVecEnv, pendulum_step_kernel, pendulum_reset_kernel
+from .acrobot import AcrobotVecEnv, acrobot_step_kernel
+from .mountain_car import MountainCarVecEnv, MountainCarContinuousVecEnv, mountaincar_step_kernel, mountaincarcont_step_kernel
+
 
 # %% auto #0
 __all__ = ['compare_with_gymnasium', 'cartpole_step_kernel', 'cartpole_step_kernel_parallel', 'cartpole_reset_kernel',
-           'CartPoleVecEnv', 'acrobot_step_kernel', 'acrobot_reset_kernel', 'AcrobotVecEnv', 'mountaincar_step_kernel',
-           'mountaincar_reset_kernel', 'MountainCarVecEnv', 'mountaincarcont_step_kernel',
-           'mountaincarcont_reset_kernel', 'MountainCarContinuousVecEnv']
+           'CartPoleVecEnv', 'replay_actions']
 
 # %% ../../nbs/31_envs.classic.ipynb #c005
 def compare_with_gymnasium(env_id: str, # Native id, also used for gymnasium.make
@@ -114,192 +115,10 @@ class CartPoleVecEnv(NativeVecEnv):
         spec = spec or EnvSpec("CartPole", "1", "loomnb.envs.classic:CartPoleVecEnv", max_episode_steps, 475.0)
         super().__init__(num_envs, seed, spec, np.array([float(sutton_barto_reward)]), max_episode_steps)
 
-# %% ../../nbs/31_envs.classic.ipynb #c028
-@njit(cache=True)
-def _acrobot_dsdt(s0, s1, s2, s3, a, two):
-    "Time derivative of (theta1, theta2, dtheta1, dtheta2) under torque `a` (gymnasium's `_dsdt`, book variant)."
-    m1 = 1.0; m2 = 1.0; l1 = 1.0; lc1 = 0.5; lc2 = 0.5; I1 = 1.0; I2 = 1.0; g = 9.8; pi = math.pi
-    theta1 = s0; theta2 = s1; dtheta1 = s2; dtheta2 = s3
-    d1 = m1 * lc1 ** 2 + m2 * (l1 ** 2 + lc2 ** 2 + 2 * l1 * lc2 * math.cos(theta2)) + I1 + I2
-    d2 = m2 * (lc2 ** 2 + l1 * lc2 * math.cos(theta2)) + I2
-    phi2 = m2 * lc2 * g * math.cos(theta1 + theta2 - pi / 2.0)
-    phi1 = (-m2 * l1 * lc2 * math.pow(dtheta2, two) * math.sin(theta2) - 2 * m2 * l1 * lc2 * dtheta2 * dtheta1 * math.sin(theta2)
-            + (m1 * lc1 + m2 * l1) * g * math.cos(theta1 - pi / 2) + phi2)
-    ddtheta2 = (a + d2 / d1 * phi1 - m2 * l1 * lc2 * math.pow(dtheta1, two) * math.sin(theta2) - phi2) / (m2 * lc2 ** 2 + I2 - math.pow(d2, two) / d1)
-    ddtheta1 = -(d2 * ddtheta2 + phi1) / d1
-    return dtheta1, dtheta2, ddtheta1, ddtheta2
-
-@njit(cache=True)
-def _wrap(x, m, M):
-    diff = M - m
-    while x > M: x = x - diff
-    while x < m: x = x + diff
-    return x
-
-# %% ../../nbs/31_envs.classic.ipynb #c029
-@njit(cache=True)
-def _acrobot_reset_one(state, rng, params, i):
-    for k in range(4): state[i, k] = np.float32(pcg64_uniform(rng, i, -0.1, 0.1))
-
-@njit(cache=True)
-def _acrobot_step_one(state, rng, params, i, actions):
-    "One RK4 step of copy `i`; returns (reward, terminated)."
-    action = actions[i]
-    a = -1.0 if action == 0 else (0.0 if action == 1 else 1.0)
-    y = np.empty(4); k1 = np.empty(4); k2 = np.empty(4); k3 = np.empty(4); k4 = np.empty(4)
-    for k in range(4): y[k] = state[i, k]
-    dt = 0.2; dt2 = dt / 2.0; two = params[0]
-    k1[0], k1[1], k1[2], k1[3] = _acrobot_dsdt(y[0], y[1], y[2], y[3], a, two)
-    k2[0], k2[1], k2[2], k2[3] = _acrobot_dsdt(y[0] + dt2 * k1[0], y[1] + dt2 * k1[1], y[2] + dt2 * k1[2], y[3] + dt2 * k1[3], a, two)
-    k3[0], k3[1], k3[2], k3[3] = _acrobot_dsdt(y[0] + dt2 * k2[0], y[1] + dt2 * k2[1], y[2] + dt2 * k2[2], y[3] + dt2 * k2[3], a, two)
-    k4[0], k4[1], k4[2], k4[3] = _acrobot_dsdt(y[0] + dt * k3[0], y[1] + dt * k3[1], y[2] + dt * k3[2], y[3] + dt * k3[3], a, two)
-    for k in range(4): y[k] = y[k] + dt / 6.0 * (k1[k] + 2 * k2[k] + 2 * k3[k] + k4[k])
-    state[i, 0] = _wrap(y[0], -math.pi, math.pi); state[i, 1] = _wrap(y[1], -math.pi, math.pi)
-    state[i, 2] = min(max(y[2], -4 * math.pi), 4 * math.pi); state[i, 3] = min(max(y[3], -9 * math.pi), 9 * math.pi)
-    te = -math.cos(state[i, 0]) - math.cos(state[i, 1] + state[i, 0]) > 1.0
-    return (0.0 if te else -1.0), te
-
-@njit(cache=True, inline="always")
-def _acrobot_obs(state, params, i, out):
-    out[i, 0] = math.cos(state[i, 0]); out[i, 1] = math.sin(state[i, 0])
-    out[i, 2] = math.cos(state[i, 1]); out[i, 3] = math.sin(state[i, 1])
-    out[i, 4] = state[i, 2]; out[i, 5] = state[i, 3]
-
-# %% ../../nbs/31_envs.classic.ipynb #c030
-@njit(cache=True)
-def acrobot_step_kernel(mem, actions):
-    "Step N Acrobots with same-step autoreset; returns the status code of `loomnb.envs.native`."
-    return native_step(mem, actions, _acrobot_reset_one, _acrobot_step_one, _acrobot_obs)
-
-@njit(cache=True)
-def acrobot_reset_kernel(state, t, ret, rng, params, mask, obs):
-    "Reset the Acrobots where `mask`."
-    native_reset(state, t, ret, rng, params, mask, obs, _acrobot_reset_one, _acrobot_obs)
-
-# %% ../../nbs/31_envs.classic.ipynb #c031
-class AcrobotVecEnv(NativeVecEnv):
-    "N Acrobot-v1 copies stepped by one Numba kernel call."
-    state_dim = 4
-    step_kernel = acrobot_step_kernel
-    reset_kernel = acrobot_reset_kernel
-    _high = np.array([1.0, 1.0, 1.0, 1.0, 4 * math.pi, 9 * math.pi], dtype=np.float32)
-    single_observation_space = spaces.Box(-_high, _high, dtype=np.float32)
-    single_action_space = spaces.Discrete(3)
-
-    def __init__(self, num_envs: int=1, # Number of copies N
-                 seed: int | None=None, # Copy n is seeded with seed + n
-                 max_episode_steps: int | None=500, # Time limit (truncation)
-                 spec: EnvSpec | None=None): # Registry spec (set by `make`)
-        spec = spec or EnvSpec("Acrobot", "1", "loomnb.envs.classic:AcrobotVecEnv", max_episode_steps, -100.0)
-        super().__init__(num_envs, seed, spec, np.array([2.0]), max_episode_steps)  # params: [pow exponent 2]
-
-# %% ../../nbs/31_envs.classic.ipynb #c035
-@njit(cache=True)
-def _mc_reset_one(state, rng, params, i):
-    state[i, 0] = pcg64_uniform(rng, i, -0.6, -0.4); state[i, 1] = 0.0
-
-@njit(cache=True)
-def _mc_step_one(state, rng, params, i, actions):
-    "One step of copy `i`; returns (reward, terminated)."
-    action = actions[i]
-    position = state[i, 0]; velocity = state[i, 1]
-    velocity += (action - 1) * 0.001 + math.cos(3 * position) * -0.0025
-    velocity = min(max(velocity, -0.07), 0.07)
-    position += velocity
-    position = min(max(position, -1.2), 0.6)
-    if position == -1.2 and velocity < 0: velocity = 0.0
-    state[i, 0] = position; state[i, 1] = velocity
-    return -1.0, position >= 0.5 and velocity >= params[0]
-
-@njit(cache=True, inline="always")
-def _mc_obs(state, params, i, out): out[i, 0] = state[i, 0]; out[i, 1] = state[i, 1]
-
-@njit(cache=True)
-def mountaincar_step_kernel(mem, actions):
-    "Step N MountainCars with same-step autoreset; returns the status code of `loomnb.envs.native`."
-    return native_step(mem, actions, _mc_reset_one, _mc_step_one, _mc_obs)
-
-@njit(cache=True)
-def mountaincar_reset_kernel(state, t, ret, rng, params, mask, obs):
-    "Reset the MountainCars where `mask`."
-    native_reset(state, t, ret, rng, params, mask, obs, _mc_reset_one, _mc_obs)
-
-# %% ../../nbs/31_envs.classic.ipynb #c036
-class MountainCarVecEnv(NativeVecEnv):
-    "N MountainCar-v0 copies stepped by one Numba kernel call."
-    state_dim = 2
-    step_kernel = mountaincar_step_kernel
-    reset_kernel = mountaincar_reset_kernel
-    single_observation_space = spaces.Box(np.array([-1.2, -0.07], np.float32), np.array([0.6, 0.07], np.float32), dtype=np.float32)
-    single_action_space = spaces.Discrete(3)
-
-    def __init__(self, num_envs: int=1, # Number of copies N
-                 seed: int | None=None, # Copy n is seeded with seed + n
-                 max_episode_steps: int | None=200, # Time limit (truncation)
-                 goal_velocity: float=0.0, # Minimum velocity at the goal for termination
-                 spec: EnvSpec | None=None): # Registry spec (set by `make`)
-        spec = spec or EnvSpec("MountainCar", "0", "loomnb.envs.classic:MountainCarVecEnv", max_episode_steps, -110.0)
-        super().__init__(num_envs, seed, spec, np.array([float(goal_velocity)]), max_episode_steps)
-
-# %% ../../nbs/31_envs.classic.ipynb #c045
-@njit(cache=True)
-def _mcc_reset_one(state, rng, params, i):
-    state[i, 0] = pcg64_uniform(rng, i, -0.6, -0.4); state[i, 1] = 0.0; state[i, 2] = 0.0  # 0: float64 reset state
-
-@njit(cache=True, inline="always")
-def _r32(x): return np.float64(np.float32(x))
-
-@njit(cache=True, inline="always")
-def _mcc_step_one(state, rng, params, i, actions):
-    "One step of copy `i` with gymnasium's float32/float64 promotions; returns (reward, terminated)."
-    a_raw = np.float64(actions[i, 0]); a32 = actions.itemsize == 4
-    p = state[i, 0]; v = state[i, 1]; s32 = state[i, 2] != 0.0   # s32: state stored as float32 (weak/strong kinds below)
-    clipped = a_raw < -1.0 or a_raw > 1.0
-    force = min(max(a_raw, -1.0), 1.0)
-    fp32 = a32 and not clipped                     # force * power in float32 (float32 action) else double
-    fp = _r32(np.float32(force) * np.float32(0.0015)) if fp32 else force * 0.0015
-    c = 0.0025 * math.cos(_r32(3 * np.float32(p)) if s32 else 3 * p)
-    d = _r32(fp - _r32(c)) if fp32 else fp - c
-    d_strong64 = (not fp32) and not clipped        # np.float64 scalar (float64 action, not clipped)
-    if s32 and not d_strong64: v = _r32(v + _r32(d)); v32 = True
-    else: v = v + d; v32 = False
-    if (v > _r32(0.07)) if v32 else (v > 0.07): v = 0.07; v32 = False; vpy = True
-    elif (v < _r32(-0.07)) if v32 else (v < -0.07): v = -0.07; v32 = False; vpy = True
-    else: vpy = False
-    p32 = s32 and (v32 or vpy)
-    p = _r32(p + _r32(v)) if p32 else p + v
-    if (p > _r32(0.6)) if p32 else (p > 0.6): p = 0.6; p32 = False
-    if (p < _r32(-1.2)) if p32 else (p < -1.2): p = -1.2; p32 = False
-    if ((p == _r32(-1.2)) if p32 else (p == -1.2)) and v < 0: v = 0.0
-    te = ((p >= _r32(0.45)) if p32 else (p >= 0.45)) and v >= params[0]
-    r = (100.0 if te else 0.0) - math.pow(a_raw, params[1]) * 0.1
-    state[i, 0] = _r32(p); state[i, 1] = _r32(v); state[i, 2] = 1.0
-    return r, te
-
-# %% ../../nbs/31_envs.classic.ipynb #c046
-@njit(cache=True)
-def mountaincarcont_step_kernel(mem, actions):
-    "Step N continuous MountainCars with same-step autoreset; returns the status code of `loomnb.envs.native` (NaN and inf actions are invalid)."
-    return native_step(mem, actions, _mcc_reset_one, _mcc_step_one, _mc_obs)
-
-@njit(cache=True)
-def mountaincarcont_reset_kernel(state, t, ret, rng, params, mask, obs):
-    "Reset the continuous MountainCars where `mask`."
-    native_reset(state, t, ret, rng, params, mask, obs, _mcc_reset_one, _mc_obs)
-
-# %% ../../nbs/31_envs.classic.ipynb #c047
-class MountainCarContinuousVecEnv(NativeVecEnv):
-    "N MountainCarContinuous-v0 copies stepped by one Numba kernel call."
-    state_dim = 3
-    step_kernel = mountaincarcont_step_kernel
-    reset_kernel = mountaincarcont_reset_kernel
-    single_observation_space = spaces.Box(np.array([-1.2, -0.07], np.float32), np.array([0.6, 0.07], np.float32), dtype=np.float32)
-    single_action_space = spaces.Box(-1.0, 1.0, (1,), np.float32)
-
-    def __init__(self, num_envs: int=1, # Number of copies N
-                 seed: int | None=None, # Copy n is seeded with seed + n
-                 max_episode_steps: int | None=999, # Time limit (truncation)
-                 goal_velocity: float=0.0, # Minimum velocity at the goal for termination
-                 spec: EnvSpec | None=None): # Registry spec (set by `make`)
-        spec = spec or EnvSpec("MountainCarContinuous", "0", "loomnb.envs.classic:MountainCarContinuousVecEnv", max_episode_steps, 90.0)
-        super().__init__(num_envs, seed, spec, np.array([float(goal_velocity), 2.0]), max_episode_steps)  # params: [goal_velocity, pow exponent 2]
+# %% ../../nbs/31_envs.classic.ipynb #c026
+def replay_actions(env, policy, T, seed):
+    "A [T, N] action sequence produced by `policy(obs, rng)` acting in `env` (fixed afterwards)."
+    obs, _ = env.reset(seed=seed); rng = np.random.default_rng(seed); acts = []
+    for t in range(T):
+        a = policy(obs, rng); acts.append(a); obs, *_ = env.step(a)
+    return np.stack(acts)

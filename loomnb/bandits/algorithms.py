@@ -13,7 +13,9 @@ import numpy as np
 from numba import njit
 from ..core import Config, did_you_mean
 from .core import (WeightSchemaError, WeightHealth, Transition, RLAlgorithmProtocol, as_state,
-                                 as_actions, validate_arrays, health_of, _F64)
+                                 as_actions, validate_arrays, health_of)
+_F64 = np.dtype(np.float64)   # the dtype every stored weight array has (identity checks on the hot path)
+
 
 # %% auto #0
 __all__ = ['ALGORITHMS', 'RECOMMENDED_ALGORITHM', 'AlgorithmParameters', 'BaseBandit', 'EpsilonGreedyBandit', 'ContextualBandit',

@@ -6,14 +6,14 @@ Docs: https://loomorg.github.io/loomnb/envs.backends.html.md"""
 
 # %% ../../nbs/32a_envs.backends.ipynb #bk002
 from __future__ import annotations
-import inspect, warnings
+import copy, inspect, warnings
 import numpy as np
 import gymnasium
 from gymnasium import spaces
 from .core import VecEnv, EnvSpec, check_actions, action_value_error
 
 # %% auto #0
-__all__ = ['GymnasiumVecEnv', 'BaseEnvironment', 'SyncVecEnv']
+__all__ = ['GymnasiumVecEnv', 'BaseEnvironment', 'SyncVecEnv', 'vectorize_env']
 
 # %% ../../nbs/32a_envs.backends.ipynb #bk008a
 def _f32_space(sp):
@@ -200,8 +200,8 @@ class SyncVecEnv(VecEnv):
 
     def get_state(self) -> dict:
         "The envs and their last observations as plain data (no pickle) plus counters."
-        return {"id": self.name, "num_envs": self.num_envs, "ret": self._ret.copy(), "len": self._len.copy(),
-                **_save_envs(self.name, self.envs, self._last)}
+        return {"id": self.name, "hash": self.spec.hash, "num_envs": self.num_envs, "ret": self._ret.copy(), "len": self._len.copy(),
+                **_save_envs(self.name, self.envs, self._last)}   # the hash lets the gymnasium adapter of the same id resume it
     def set_state(self, d: dict):
         "Restore a `get_state()` dict (envs that could not be saved restart their episodes, with a warning)."
         if not isinstance(d, dict) or d.get("id") != self.name or d.get("num_envs") != self.num_envs:
@@ -217,6 +217,28 @@ class SyncVecEnv(VecEnv):
         self._ret[:] = ret; self._len[:] = ln; self._seed = None
     def close(self):
         for e in self.envs: e.close()
+
+# %% ../../nbs/32a_envs.backends.ipynb #bk011b
+def vectorize_env(env: gymnasium.Env, # One gymnasium env instance
+                  num_envs: int=1, # Number of copies N (copies 1..N-1 are deep copies of `env`)
+                  seed: int | None=None, # Copy n is seeded with seed + n at the first reset
+                 ) -> SyncVecEnv:
+    "A single gymnasium.Env instance as a loomnb VecEnv (the instance is copy 0; its own time limit applies)."
+    if not isinstance(env, gymnasium.Env):
+        raise TypeError(f"vectorize_env: `env` must be a gymnasium.Env instance, got {type(env).__name__}")
+    copies = [env]
+    for n in range(1, num_envs):
+        try: copies.append(copy.deepcopy(env))
+        except Exception as e:
+            raise ValueError(f"vectorize_env: num_envs={num_envs} needs copies of {env}, but it cannot be deep-copied ({e}); "
+                             "pass num_envs=1 or the env id") from e
+    gs, it = env.spec, iter(copies)
+    spec = None
+    if gs is not None and gs.version is not None:
+        name = f"{gs.namespace}/{gs.name}" if gs.namespace else gs.name
+        spec = EnvSpec(name, str(gs.version), gs.entry_point if isinstance(gs.entry_point, str) else None,
+                       gs.max_episode_steps, gs.reward_threshold, dict(gs.kwargs or {}), "gymnasium")
+    return SyncVecEnv(lambda: next(it), num_envs, seed, None, spec)
 
 # %% ../../nbs/32a_envs.backends.ipynb #sec102
 _STATIC = (spaces.Space, gymnasium.envs.registration.EnvSpec, EnvSpec)  # configuration: rebuilt from the id, never read

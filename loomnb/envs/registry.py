@@ -11,7 +11,7 @@ import numpy as np
 import gymnasium
 from ..core import did_you_mean
 from .core import VecEnv, EnvSpec, space_str
-from .backends import GymnasiumVecEnv, BaseEnvironment, SyncVecEnv
+from .backends import GymnasiumVecEnv, BaseEnvironment, SyncVecEnv, vectorize_env
 
 
 # %% auto #0
@@ -83,7 +83,7 @@ def _gym_plugins(id):
         try: import ale_py; gymnasium.register_envs(ale_py)
         except ImportError: pass
 
-def make(id: str, # "Name-vX", "Name" (latest version) or any gymnasium id
+def make(id: str, # "Name-vX", "Name" (latest version), any gymnasium id, or one gymnasium.Env instance
          num_envs: int=1, # Number of copies N
          seed: int | None=None, # Copy n is seeded with seed + n
          backend: str="auto", # "auto" (native when loomnb has the id), "native" or "gymnasium"
@@ -95,6 +95,7 @@ def make(id: str, # "Name-vX", "Name" (latest version) or any gymnasium id
         raise ValueError(f"make: `backend` must be 'auto', 'native' or 'gymnasium', got {backend!r}.{did_you_mean(backend, ['auto', 'native', 'gymnasium'])}")
     if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
         raise ValueError(f"make: `num_envs` must be a positive int, got {num_envs!r}")
+    if isinstance(id, gymnasium.Env): return vectorize_env(id, num_envs, seed)   # an instance: itself (and copies of it)
     _gym_plugins(id)
     if backend != "gymnasium":
         try: s = spec(id)

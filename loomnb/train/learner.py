@@ -282,8 +282,8 @@ def resolve_config(cls, # An `Algorithm` subclass
     return cfg
 
 def _make_env(env, n_envs: int, seed):
-    "The VecEnv for `env` (an id through the registry, or a VecEnv checked against `n_envs`)."
-    if isinstance(env, str):
+    "The VecEnv for `env` (an id or a gymnasium.Env instance through the registry, or a VecEnv checked against `n_envs`)."
+    if isinstance(env, str) or not hasattr(env, "num_envs") and callable(getattr(env, "step", None)):  # an id or one gymnasium.Env
         from loomnb.envs.registry import make
         return make(env, num_envs=n_envs, seed=seed)
     if not all(hasattr(env, a) for a in ("reset", "step", "num_envs", "single_action_space")):

@@ -16,6 +16,7 @@ from ..train.learner import TrainState, register_algorithm
 from ..train.offpolicy import OffPolicyConfig, OffPolicyAlgorithm, TorchBatch, sample_batches, to_torch, make_adam, step_fast, clear_grads
 from ..agents.qnets import (SimpleQNetwork, DuelingQNetwork, CategoricalQNetwork, polyak_update, target_copy,
                           reset_noise)
+from ..agents.cnn import is_image_space, make_cnn_qnet
 
 # %% auto #0
 __all__ = ['DQNConfig', 'linear_schedule', 'dqn_targets', 'dqn_loss', 'c51_project', 'c51_loss', 'dqn_step', 'DQN']
@@ -187,11 +188,11 @@ class _DQNReplay:
         "A uniform, prioritized and/or n-step buffer (and writer) from the switches."
         c = self.config
         if c.n_step == 1 and not c.prioritized: return super()._make_buffer()
-        from loomnb.buffers.replay import ReplayBuffer
+        from loomnb.buffers.replay import ReplayBuffer, obs_storage_dtype
         from loomnb.buffers.prioritized import PrioritizedReplayBuffer
         nstep = c.n_step > 1
         if nstep and c.optimize_memory: raise ValueError("DQN: n_step > 1 needs optimize_memory=False (n-step transitions are not consecutive)")
-        args = (c.buffer_size, self.obs_space.shape, (), np.float32, np.int64, c.optimize_memory, nstep)
+        args = (c.buffer_size, self.obs_space.shape, (), obs_storage_dtype(self.obs_space), np.int64, c.optimize_memory, nstep)
         buf = PrioritizedReplayBuffer(*args, alpha=c.alpha, beta=c.beta_start, eps=c.prioritized_eps) if c.prioritized else ReplayBuffer(*args)
         if nstep:
             from loomnb.buffers.nstep import NStepWriter
@@ -233,6 +234,10 @@ class DQN(_DQNReplay, OffPolicyAlgorithm):
     def _build(self, policy):
         c = self.config
         if not self.discrete: raise ValueError(f"DQN needs a Discrete action space, got {self.act_space}")
+        if policy is None and is_image_space(self.obs_space):   # images: the Nature-CNN Q-network (loomnb.agents.cnn)
+            for k in ("distributional", "dueling", "noisy"):
+                if getattr(c, k): c._fail(k, True, "False with image observations (the CNN Q-network is a plain DQN head)")
+            policy = make_cnn_qnet(self.obs_space, self.act_dim, "DQN")
         self.q_net = (policy if policy is not None else _make_qnet(self.obs_dim, self.act_dim, c)).to(self.device)
         if c.distributional and not hasattr(self.q_net, "log_probs"):
             raise ValueError("distributional=True needs a policy with `log_probs(obs)` and a `support` buffer (CategoricalQNetwork)")

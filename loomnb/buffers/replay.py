@@ -18,7 +18,7 @@ from .replay_io import atomic_savez, read_npz, save_buffer, read_buffer, restore
 
 # %% auto #0
 __all__ = ['REWARD_TYPES', 'FLAG_TYPES', 'ReplayBatch', 'checked_field', 'checked_rewards', 'as_shape', 'sample_rng',
-           'ReplayBuffer']
+           'obs_storage_dtype', 'available_memory', 'check_fits', 'ReplayBuffer']
 
 # %% ../../nbs/21_buffers.replay.ipynb #c006
 class ReplayBatch(NamedTuple):
@@ -81,6 +81,31 @@ def sample_rng(rng, default, seed=None):
         raise ValueError(f"`rng` must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
     return rng
 
+# %% ../../nbs/21_buffers.replay.ipynb #s21m002
+def obs_storage_dtype(space) -> np.dtype:
+    "The dtype a buffer stores observations of `space` in: uint8 for uint8 (image) spaces, else float32."
+    return np.dtype(np.uint8) if getattr(space, "dtype", None) == np.uint8 else np.dtype(np.float32)
+
+def available_memory() -> int | None:
+    "Bytes of memory available to allocate now (Linux MemAvailable, else free physical pages), None if unknown."
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"): return int(line.split()[1]) * 1024
+    except OSError: pass
+    try:
+        import os; return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError): return None
+
+def check_fits(nbytes: int, # Bytes about to be allocated
+               what: str, # What allocates them (for the message)
+               hint: str="", # What to change
+              ):
+    "Raise a MemoryError naming the size needed when `nbytes` exceeds the available memory."
+    avail = available_memory()
+    if avail is not None and nbytes > avail:
+        raise MemoryError(f"{what} needs {nbytes / 2**30:.1f} GiB but only {avail / 2**30:.1f} GiB of memory is available{hint}")
+
 # %% ../../nbs/21_buffers.replay.ipynb #c019
 class ReplayBuffer:
     "Uniform experience replay over a preallocated ring of `capacity` transitions."
@@ -99,6 +124,10 @@ class ReplayBuffer:
         self.obs_dtype, self.action_dtype = np.dtype(obs_dtype), np.dtype(action_dtype)
         self.optimize_memory, self.store_discounts = bool(optimize_memory), bool(store_discounts)
         cap = self.capacity
+        row = record_offsets(self.obs_shape, self.obs_dtype, not self.optimize_memory, self.action_shape, self.action_dtype,
+                             self.store_discounts)[1]
+        check_fits(cap * row, f"{type(self).__name__}(capacity={cap:,}) of {self.obs_dtype} observations {self.obs_shape}",
+                   ": lower the capacity (buffer_size), store image observations as uint8, or set optimize_memory=True")
         self._rec = np.zeros((cap, record_offsets(self.obs_shape, self.obs_dtype, not self.optimize_memory, self.action_shape,
                                                    self.action_dtype, self.store_discounts)[1]), np.uint8)
         self._build_views()

@@ -126,6 +126,7 @@ register_environment("Pendulum", "loomnb.envs.classic:PendulumVecEnv", "1", 200,
 register_environment("MountainCarContinuous", "loomnb.envs.classic:MountainCarContinuousVecEnv", "0", 999, 90.0)
 register_environment("Identity", "loomnb.envs.toy:IdentityVecEnv", "0", 20, 19.0, n=4)
 register_environment("Target1D", "loomnb.envs.toy:Target1DVecEnv", "0", 20, -2.0)
+register_environment("PixelIdentity", "loomnb.envs.pixels:PixelIdentityVecEnv", "0", 8, 7.5, size=36, n=4)
 register_environment("Math", "loomnb.envs.loomgym:MathEnvironment", "1", None, None, backend="custom", difficulty="beginner", max_steps=50)
 
 # %% ../../nbs/32_envs.registry.ipynb #c018mo

@@ -114,22 +114,30 @@ class VecNormalize(VecEnvWrapper):
 
 # %% ../../nbs/33_envs.wrappers.ipynb #c014
 class FrameStack(VecEnvWrapper):
-    "Stack the last `k` observations on a new axis 1 (reset stacks repeat the first observation)."
+    "Stack the last `k` observations: along the channel axis for images (C, H, W), else on a new axis 1."
     def __init__(self, env: VecEnv, # Env to wrap
-                 k: int=4): # Number of observations stacked
+                 k: int=4, # Number of observations stacked
+                 channels: bool | None=None): # Concatenate on the observation's axis 0 (None: for 3-D image observations)
         super().__init__(env)
         if not isinstance(k, (int, np.integer)) or k < 1: raise ValueError(f"FrameStack: `k` must be a positive int, got {k!r}")
         sp = env.single_observation_space
         if not isinstance(sp, spaces.Box): raise ValueError(f"FrameStack needs a Box observation space, {self.name} has {sp}")
-        self.k = int(k)
-        self.single_observation_space = spaces.Box(np.repeat(sp.low[None], k, 0), np.repeat(sp.high[None], k, 0), dtype=sp.dtype)
+        self.k, self.channels = int(k), (len(sp.shape) == 3) if channels is None else bool(channels)
+        if self.channels and len(sp.shape) == 0: raise ValueError(f"FrameStack: channels=True needs observations with an axis, {self.name} has {sp}")
+        low, high = np.repeat(sp.low[None], k, 0), np.repeat(sp.high[None], k, 0)
+        if self.channels: low, high = low.reshape(-1, *sp.shape[1:]), high.reshape(-1, *sp.shape[1:])
+        self.single_observation_space = spaces.Box(low, high, dtype=sp.dtype)
         self._stack = None
+
+    def _out(self, s):
+        "The stacks `[N, k, *obs_shape]` as observations: `[N, k * C, H, W]` when stacking channels (oldest first)."
+        return s.reshape(len(s), -1, *s.shape[3:]) if self.channels else s
 
     def reset(self, seed: int | None = None):
         "Reset and fill every stack with the first observation."
         obs, info = self.env.reset(seed=seed)
         self._stack = np.repeat(obs[:, None], self.k, axis=1)
-        return self._stack.copy(), info
+        return self._out(self._stack).copy(), info
 
     def step(self, actions):
         "Step and push the new observations onto the stacks."
@@ -138,13 +146,13 @@ class FrameStack(VecEnvWrapper):
         final = np.concatenate([self._stack[:, 1:], info["final_obs"][:, None]], axis=1)
         self._stack = np.concatenate([self._stack[:, 1:], obs[:, None]], axis=1)
         if done.any(): self._stack[done] = obs[done][:, None]
-        return self._stack.copy(), rew, term, trunc, {**info, "final_obs": final}
+        return self._out(self._stack).copy(), rew, term, trunc, {**info, "final_obs": self._out(final)}
 
     def reset_envs(self, mask):
         "Reset the copies where `mask` and refill their stacks."
         obs = self.env.reset_envs(mask); m = np.asarray(mask, np.bool_)
         self._stack[m] = obs[m][:, None]
-        return self._stack.copy()
+        return self._out(self._stack).copy()
 
 # %% ../../nbs/33_envs.wrappers.ipynb #c018
 class TimeLimit(VecEnvWrapper):

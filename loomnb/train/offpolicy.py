@@ -18,7 +18,7 @@ from ..core import Config, ConfigError
 from .learner import Algorithm, TrainState
 from .collect import VecCollector
 from .noise import GaussianNoise, OrnsteinUhlenbeckNoise
-from ..buffers.replay import ReplayBuffer, ReplayBatch
+from ..buffers.replay import ReplayBuffer, ReplayBatch, obs_storage_dtype
 from ..agents.qnets import polyak_update, target_copy
 from ..fast.optim import make_adam, step_fast
 
@@ -264,7 +264,7 @@ class _OffPolicyLoop:
     def _make_buffer(self):
         c = self.config
         return ReplayBuffer(c.buffer_size, self.obs_space.shape, () if self.discrete else (self.act_dim,),
-                            np.float32, np.int64 if self.discrete else np.float32, c.optimize_memory)
+                            obs_storage_dtype(self.obs_space), np.int64 if self.discrete else np.float32, c.optimize_memory)
 
     def _random_actions(self, n: int) -> np.ndarray:
         if self.discrete: return self.rng.integers(0, self.act_dim, n)

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 from ..agents.nets import make_policy, check_policy
+from ..agents.cnn import is_image_space, make_cnn_policy
 from ..fast.optim import make_adam
 from ..buffers.rollout import RolloutBuffer
 from .collect import Collector
@@ -26,6 +27,8 @@ class OnPolicyAlgorithm(Algorithm):
         super().__init__(env, config, device, policy, **kw)
         c, env = self.config, self.env
         osp, asp = env.single_observation_space, env.single_action_space
+        if policy is None and is_image_space(osp):   # images: the Nature CNN (loomnb.agents.cnn)
+            policy = make_cnn_policy(osp, asp, c.log_std_init, algo=type(self).__name__)
         if policy is None:
             policy = make_policy(osp, asp, c.hidden if isinstance(c.hidden, int) else tuple(c.hidden), c.activation,
                                  c.ortho_init, c.log_std_init, algo=type(self).__name__)
@@ -34,7 +37,7 @@ class OnPolicyAlgorithm(Algorithm):
         self.optimizer = self.make_optimizer()
         box = isinstance(asp, spaces.Box)
         self.buffer = RolloutBuffer(c.n_steps, env.num_envs, osp.shape, asp.shape if box else (),
-                                    np.float32 if box else np.int64)
+                                    np.float32 if box else np.int64, np.uint8 if osp.dtype == np.uint8 else np.float32)
         self.collector = Collector(env, self.policy, self.device)
         self.rng = np.random.default_rng(0)
 

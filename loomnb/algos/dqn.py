@@ -52,10 +52,13 @@ class DQNConfig(OffPolicyConfig):
     v_min: float = -10.0             # C51 smallest atom
     v_max: float = 10.0              # C51 largest atom
     noisy: bool = False              # NoisyNet layers (epsilon-greedy is then switched off)
+    her: bool = False                # Hindsight experience replay (goal envs with `compute_reward` and `goal_slices`)
+    her_k: int = 4                   # HER relabels per transition (future strategy)
 
     def validate(self):
         super().validate()
         self.check_range("target_update_interval", 1)
+        self.check_range("her_k", 0)
         self.check_range("exploration_fraction", 0, 1)
         for k in ("exploration_initial_eps", "exploration_final_eps", "alpha", "beta_start", "beta_end"): self.check_range(k, 0, 1)
         self.check_range("max_grad_norm", 0, None, lo_open=True)
@@ -187,6 +190,7 @@ class _DQNReplay:
     def _make_buffer(self):
         "A uniform, prioritized and/or n-step buffer (and writer) from the switches."
         c = self.config
+        if c.her: return self._her_buffer()
         if c.n_step == 1 and not c.prioritized: return super()._make_buffer()
         from loomnb.buffers.replay import ReplayBuffer, obs_storage_dtype
         from loomnb.buffers.prioritized import PrioritizedReplayBuffer
@@ -197,6 +201,20 @@ class _DQNReplay:
         if nstep:
             from loomnb.buffers.nstep import NStepWriter
             self.writer = NStepWriter(buf, c.n_step, c.gamma, self.env.num_envs)
+        return buf
+
+    def _her_buffer(self):
+        "A uniform buffer behind a `HERWriter` (loomnb.buffers.her) fed by the goal env's `compute_reward` and `goal_slices`."
+        from loomnb.buffers.replay import ReplayBuffer, obs_storage_dtype
+        from loomnb.buffers.her import HERWriter
+        c = self.config
+        if c.n_step > 1 or c.prioritized or c.optimize_memory:
+            c._fail("her", True, "n_step=1, prioritized=False and optimize_memory=False (HER relabels whole episodes)")
+        cr, gs = getattr(self.env, "compute_reward", None), getattr(self.env, "goal_slices", None)
+        if not callable(cr) or gs is None:
+            c._fail("her", True, f"a goal env with `compute_reward` and `goal_slices` (e.g. BitFlip-v0); {getattr(self.env, 'name', self.env)} has none")
+        buf = ReplayBuffer(c.buffer_size, self.obs_space.shape, (), obs_storage_dtype(self.obs_space), np.int64)
+        self.writer = HERWriter(buf, self.env.num_envs, cr, gs[1], gs[2], c.her_k)
         return buf
 
     def _train(self, n: int, state: TrainState) -> dict:

@@ -127,6 +127,7 @@ register_environment("MountainCarContinuous", "loomnb.envs.classic:MountainCarCo
 register_environment("Identity", "loomnb.envs.toy:IdentityVecEnv", "0", 20, 19.0, n=4)
 register_environment("Target1D", "loomnb.envs.toy:Target1DVecEnv", "0", 20, -2.0)
 register_environment("PixelIdentity", "loomnb.envs.pixels:PixelIdentityVecEnv", "0", 8, 7.5, size=36, n=4)
+register_environment("BitFlip", "loomnb.envs.goals:BitFlipVecEnv", "0", None, None, n=10)
 register_environment("Math", "loomnb.envs.loomgym:MathEnvironment", "1", None, None, backend="custom", difficulty="beginner", max_steps=50)
 
 # %% ../../nbs/32_envs.registry.ipynb #c018mo

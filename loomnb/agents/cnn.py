@@ -34,7 +34,8 @@ def check_image_space(space, # The single observation space
     c, h, w = space.shape
     if w <= 4 < h and c > 4:
         raise ValueError(f"{where}: observation shape {space.shape} looks channels-last (H, W, C); the CNN takes (C, H, W): "
-                         "wrap the env in loomnb.envs.pixels.ImagePreprocess (it moves channels first)")
+                         "wrap the env in loomnb.envs.pixels.ImagePreprocess (it moves channels first), or make Atari games with "
+                         "loomnb.envs.pixels.make_atari")
     if h < MIN_SIZE or w < MIN_SIZE:
         raise ValueError(f"{where}: observation shape {space.shape} is too small: the Nature CNN needs H, W >= {MIN_SIZE} "
                          "(resize with loomnb.envs.pixels.ImagePreprocess(size=...))")

@@ -165,6 +165,8 @@ def main(argv=None, # Arguments (default sys.argv[1:])
     "Entry point of the `loomnb` command; returns the exit code."
     from loomnb.distributed import split_nproc, under_torchrun, launch
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["serve"]:   # `loomnb serve` has its own parser (loomnb.workflow.serve)
+        from loomnb.workflow.serve import serve_main; return serve_main(argv[1:])
     if argv[:1] == ["train"]:
         try: argv, nproc = split_nproc(argv)
         except ValueError as e: print(f"loomnb train: error: {e}", file=sys.stderr); return 2

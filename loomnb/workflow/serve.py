@@ -116,7 +116,8 @@ def make_app(policy: ZooPolicy, # The default (pinned) policy
         m.requests.labels("/metrics", "200").inc()
         return Response(m.text(), media_type="text/plain; version=0.0.4")
 
-    app = Starlette(routes=[Route("/predict", predict, methods=["POST"]), Route("/healthz", healthz), Route("/metrics", metrics)])
+    app = Starlette(routes=[Route("/predict", predict, methods=["POST"]), Route("/healthz", healthz), Route("/metrics", metrics),
+                            Route("/invocations", predict, methods=["POST"]), Route("/ping", healthz)])   # SageMaker's names
     app.state.metrics, app.state.policy = m, policy
     return app
 

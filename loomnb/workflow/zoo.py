@@ -311,7 +311,21 @@ class _ZooWriting:
                   for k in ("env_version", "env_spec_hash", "env_kwargs", "hyperparameters", "library_version", "normalizer")}
         card = dataclasses.replace(card, **merged, created_at=_now())
         tmp = self.root/f".tmp-{uuid.uuid4().hex}"
-        card = write_model(tmp, card, module)
+        return self._store(write_model(tmp, card, module), tmp, promote)
+
+    def add_files(self, folder, # A model folder (card.json + weights.safetensors), e.g. `pretrained_path("sac-pendulum")`
+                  name: str | None=None, # Register under this name (default: the card's)
+                  promote: bool=False, # Also make it the current version
+                 ) -> ModelCard:
+        "Register a checked model folder as a new version (its files are copied)."
+        card = read_card(folder); read_weights(folder, card)   # refuses a damaged file before anything is written
+        card = dataclasses.replace(card, name=name or card.name, created_at=_now()).validate()
+        tmp = self.root/f".tmp-{uuid.uuid4().hex}"; tmp.mkdir(parents=True)
+        shutil.copyfile(Path(folder)/WEIGHTS, tmp/WEIGHTS)
+        return self._store(card, tmp, promote)
+
+    def _store(self, card, tmp, promote):
+        "Allocate the next version of `card.name` and move the files in `tmp` into place, in one transaction."
         try:
             with self._tx() as con:
                 v = con.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM zoo_models WHERE name = ?", (card.name,)).fetchone()[0]

@@ -5,7 +5,7 @@ connections (asyncio, closed loop: each connection sends its next request when t
 per phase, and prints a table. Also times the pieces of one /predict in-process (JSON decode, observation check, torch
 forward, JSON encode) to show where the time goes, and `/healthz` as the ceiling of the HTTP stack itself.
 
-    python bench/bench_serve.py                       # ppo-cartpole, 3 s per phase
+    python bench/bench_serve.py                       # ppo-cartpole, 3 s per phase, 3 variants x 2 rounds
     python bench/bench_serve.py --seconds 5 --model dqn-cartpole --json out.json
 """
 import argparse, asyncio, json, os, re, socket, subprocess, sys, tempfile, time, timeit, urllib.request
@@ -56,32 +56,45 @@ def pieces(model, batch):
          "torch_forward": fwd, "json_encode": lambda: json.dumps({"actions": out, "name": "x", "version": 1})}
     return {k: min(timeit.repeat(f, number=2000, repeat=5)) / 2000 * 1e6 for k, f in t.items()}
 
-if __name__ == "__main__":
-    ap = argparse.ArgumentParser(); ap.add_argument("--model", default="ppo-cartpole"); ap.add_argument("--seconds", type=float, default=3.0)
-    ap.add_argument("--json"); a = ap.parse_args()
+VARIANTS = {"torch": [], "torch-starlette": ["--no-fast-path"], "onnx": ["--runtime", "onnx"]}
+
+def run_server(model, variant, seconds):
+    "Start one server, run every phase against it, stop it."
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    srv = subprocess.Popen([sys.executable, "-m", "loomnb", "serve", a.model, "--port", str(port),
-                            "--registry", str(Path(tempfile.mkdtemp())/"r.sqlite")], env=env, cwd=ROOT)
+    srv = subprocess.Popen([sys.executable, "-m", "loomnb", "serve", model, "--port", str(port), *VARIANTS[variant],
+                            "--registry", str(Path(tempfile.mkdtemp())/"r.sqlite")], env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
     try:
         for _ in range(600):
             try: urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1); break
             except OSError: time.sleep(0.1)
         shape = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz"))["obs_shape"]
         one = [0.01] * int(np.prod(shape))
-        rows = []
         run_phase(port, "POST", "/predict", {"obs": one}, 4, 1.0)   # warm-up
-        rows.append(("GET /healthz (HTTP stack ceiling)", 8, 1, run_phase(port, "GET", "/healthz", None, 8, a.seconds)))
-        for c in (1, 8, 32):
-            rows.append(("POST /predict single", c, 1, run_phase(port, "POST", "/predict", {"obs": one}, c, a.seconds)))
-        for b in (8, 64, 256):
-            rows.append((f"POST /predict batch", 8, b, run_phase(port, "POST", "/predict", {"obs": [one] * b}, 8, a.seconds)))
+        rows = {("GET /healthz", 8, 1): run_phase(port, "GET", "/healthz", None, 8, seconds)}
+        for c in (1, 8, 32): rows[("POST /predict single", c, 1)] = run_phase(port, "POST", "/predict", {"obs": one}, c, seconds)
+        for b in (8, 64, 256): rows[("POST /predict batch", 8, b)] = run_phase(port, "POST", "/predict", {"obs": [one] * b}, 8, seconds)
+        return rows
     finally:
         srv.terminate(); srv.wait(10)
-    print(f"loomnb serve {a.model}, one uvicorn worker, loopback; load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs")
-    print(f"{'phase':36s} {'conns':>5s} {'batch':>5s} {'req/s':>8s} {'obs/s':>9s} {'p50 ms':>7s} {'p99 ms':>7s} {'errors':>6s}")
-    for name, c, b, r in rows:
-        print(f"{name:36s} {c:5d} {b:5d} {r['req_per_s']:8.0f} {r['req_per_s'] * b:9.0f} {r['p50_ms']:7.2f} {r['p99_ms']:7.2f} {r['errors']:6d}")
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(); ap.add_argument("--model", default="ppo-cartpole"); ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds over the variants; the best round per row is kept")
+    ap.add_argument("--variants", default="torch,torch-starlette,onnx"); ap.add_argument("--json"); a = ap.parse_args()
+    variants = a.variants.split(",")
+    best = {v: {} for v in variants}
+    for _ in range(a.rounds):
+        for v in variants:
+            for k, r in run_server(a.model, v, a.seconds).items():
+                if k not in best[v] or r["req_per_s"] > best[v][k]["req_per_s"]: best[v][k] = r
+    print(f"loomnb serve {a.model}, one uvicorn worker, loopback, client in this process; best of {a.rounds} interleaved rounds; "
+          f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs")
+    print(f"{'variant':16s} {'phase':22s} {'conns':>5s} {'batch':>5s} {'req/s':>8s} {'obs/s':>9s} {'p50 ms':>7s} {'p99 ms':>7s} {'errors':>6s}")
+    for v in variants:
+        for (name, c, b), r in best[v].items():
+            print(f"{v:16s} {name:22s} {c:5d} {b:5d} {r['req_per_s']:8.0f} {r['req_per_s'] * b:9.0f} {r['p50_ms']:7.2f} {r['p99_ms']:7.2f} {r['errors']:6d}")
     pc = {b: pieces(a.model, b) for b in (1, 64)}
-    for b, p in pc.items(): print(f"in-process pieces of one /predict, batch {b}: " + ", ".join(f"{k} {v:.1f} us" for k, v in p.items()))
-    if a.json: Path(a.json).write_text(json.dumps({"rows": [dict(phase=n, conns=c, batch=b, **r) for n, c, b, r in rows], "pieces": pc}, indent=1))
+    for b, p in pc.items(): print(f"in-process pieces of one /predict (torch), batch {b}: " + ", ".join(f"{k} {v:.1f} us" for k, v in p.items()))
+    if a.json: Path(a.json).write_text(json.dumps({"rows": [dict(variant=v, phase=n, conns=c, batch=b, **r) for v in variants
+                                                           for (n, c, b), r in best[v].items()], "pieces": pc}, indent=1))

@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/workflow.serve.html.md"""
 
 # %% ../../nbs/85_workflow.serve.ipynb #s85002
 from __future__ import annotations
-import argparse, json, math, sys, time, warnings
+import argparse, importlib.util, json, math, sys, time, warnings
 from pathlib import Path
 import numpy as np
 import torch
@@ -14,7 +14,8 @@ from gymnasium import spaces
 from .zoo import ModelZoo, ZooError, ZooPolicy, build_policy, card_from_checkpoint, read_card, read_weights, CARD
 
 # %% auto #0
-__all__ = ['BadRequest', 'check_obs', 'ServeMetrics', 'make_app', 'load_target', 'build_serve_parser', 'serve_main']
+__all__ = ['BadRequest', 'check_obs', 'ServeMetrics', 'make_runner', 'PredictHandler', 'make_app', 'load_target',
+           'build_serve_parser', 'serve_main']
 
 # %% ../../nbs/85_workflow.serve.ipynb #s85006
 class BadRequest(ValueError):
@@ -62,66 +63,106 @@ class ServeMetrics:
         return generate_latest(self.registry)
 
 # %% ../../nbs/85_workflow.serve.ipynb #s85012
+def make_runner(policy: ZooPolicy, # The policy
+                runtime: str="torch", # "torch" (eager module under inference_mode) or "onnx" (onnxruntime, one thread)
+               ):
+    "A function float32 batch [B, *obs_shape] -> list of actions, running `policy` on `runtime`."
+    if runtime == "torch":
+        mod = policy.module
+        def run(x):
+            with torch.inference_mode(): return mod(torch.from_numpy(x)).numpy().tolist()
+        return run
+    if runtime == "onnx":
+        import tempfile, onnxruntime as ort
+        from loomnb.workflow.export import export_onnx
+        f = export_onnx(policy, Path(tempfile.mkdtemp())/"policy.onnx")
+        so = ort.SessionOptions(); so.intra_op_num_threads = so.inter_op_num_threads = 1
+        sess = ort.InferenceSession(str(f), so, providers=["CPUExecutionProvider"])
+        return lambda x: sess.run(None, {"obs": x})[0].tolist()
+    raise ValueError(f"`runtime` must be 'torch' or 'onnx', got {runtime!r}")
+
+# %% ../../nbs/85_workflow.serve.ipynb #s85013
+class PredictHandler:
+    "The body of POST /predict: JSON bytes in, (status, JSON bytes) out; pinned versions are loaded from the zoo."
+    def __init__(self, policy: ZooPolicy, zoo: ModelZoo | None=None, max_batch: int=4096, runtime: str="torch", metrics: ServeMetrics | None=None):
+        self.name, self.default, self.zoo, self.max_batch, self.runtime = policy.card.name, policy.card.version, zoo, max_batch, runtime
+        self.space, self.metrics = policy.observation_space, metrics or ServeMetrics()
+        self.runners = {self.default: make_runner(policy, runtime)}
+
+    def runner(self, v):
+        if v is None or v == self.default: return self.default, self.runners[self.default]
+        try: v = int(v)
+        except (TypeError, ValueError): raise BadRequest(f"`version` must be an integer, got {v!r}") from None
+        if v not in self.runners:
+            if self.zoo is None: raise LookupError(f"this server serves only {self.name!r} v{self.default}, not v{v}")
+            try: self.runners[v] = make_runner(self.zoo.load(self.name, v), self.runtime)
+            except ZooError as e: raise LookupError(str(e)) from None
+        return v, self.runners[v]
+
+    def err(self, code, msg):
+        self.metrics.requests.labels("/predict", str(code)).inc()
+        return code, json.dumps({"error": msg}).encode()
+
+    def __call__(self, body: bytes, header_version=None) -> tuple[int, bytes]:
+        t0 = time.perf_counter()
+        try: req = json.loads(body)
+        except (ValueError, UnicodeDecodeError): return self.err(400, "the body must be JSON: {\"obs\": [...]}")
+        if not isinstance(req, dict) or "obs" not in req: return self.err(400, "the body must be a JSON object with an `obs` field")
+        try:
+            v, run = self.runner(req.get("version", header_version))
+            x, single = check_obs(req["obs"], self.space, self.max_batch)
+        except BadRequest as e: return self.err(400, str(e))
+        except LookupError as e: return self.err(404, str(e))
+        a = run(x)
+        out = {"action": a[0]} if single else {"actions": a}
+        m = self.metrics; m._ok.inc(); m.batch.observe(len(x)); m.latency.observe(time.perf_counter() - t0)
+        return 200, json.dumps({**out, "name": self.name, "version": v}).encode()
+
+# %% ../../nbs/85_workflow.serve.ipynb #s85018
 def make_app(policy: ZooPolicy, # The default (pinned) policy
              zoo: ModelZoo | None=None, # Where other pinned versions are loaded from (None: only `policy`)
              max_batch: int=4096, # Largest batch per request
+             runtime: str="torch", # "torch" or "onnx"
+             fast_path: bool=True, # Answer POST /predict without Starlette's router (False: through it, for comparison)
             ):
-    "A Starlette app serving `policy` on /predict, /healthz and /metrics."
+    "An ASGI app serving `policy` on /predict, /healthz, /metrics (and /invocations, /ping)."
     from starlette.applications import Starlette
     from starlette.responses import Response, JSONResponse
     from starlette.routing import Route
-    m, name, default = ServeMetrics(), policy.card.name, policy.card.version
-    m.served.labels(name).set(default or 0)
-    loaded, started = {default: policy}, time.time()
-    space, module = policy.observation_space, policy.module
-
-    def err(code, msg, route="/predict"):
-        m.requests.labels(route, str(code)).inc()
-        return Response(json.dumps({"error": msg}), code, media_type="application/json")
-
-    def version_of(body, request):
-        v = body.get("version", request.headers.get("x-model-version")) if isinstance(body, dict) else None
-        if v is None or v == default: return loaded[default]
-        try: v = int(v)
-        except (TypeError, ValueError): raise BadRequest(f"`version` must be an integer, got {v!r}") from None
-        if v not in loaded:
-            if zoo is None: raise LookupError(f"this server serves only {name!r} v{default}, not v{v}")
-            try: loaded[v] = zoo.load(name, v)
-            except ZooError as e: raise LookupError(str(e)) from None
-        return loaded[v]
+    m, started = ServeMetrics(), time.time()
+    handle = PredictHandler(policy, zoo, max_batch, runtime, m)
+    m.served.labels(handle.name).set(handle.default or 0)
+    c = policy.card
 
     async def predict(request):
-        t0 = time.perf_counter()
-        try: body = json.loads(await request.body())
-        except (ValueError, UnicodeDecodeError): return err(400, "the body must be JSON: {\"obs\": [...]}")
-        if not isinstance(body, dict) or "obs" not in body: return err(400, "the body must be a JSON object with an `obs` field")
-        try:
-            pol = version_of(body, request)
-            x, single = check_obs(body["obs"], space, max_batch)
-        except BadRequest as e: return err(400, str(e))
-        except LookupError as e: return err(404, str(e))
-        with torch.inference_mode(): a = pol.module(torch.from_numpy(x)).numpy().tolist()
-        out = {"action": a[0]} if single else {"actions": a}
-        r = Response(json.dumps({**out, "name": name, "version": pol.card.version}), media_type="application/json")
-        m._ok.inc(); m.batch.observe(len(x)); m.latency.observe(time.perf_counter() - t0)
-        return r
-
+        code, body = handle(await request.body(), request.headers.get("x-model-version"))
+        return Response(body, code, media_type="application/json")
     async def healthz(request):
         m.requests.labels("/healthz", "200").inc()
-        c = policy.card
-        return JSONResponse({"status": "ok", "name": name, "version": default, "algorithm": c.algorithm, "env_id": c.env_id,
-                             "obs_shape": list(space.shape), "uptime_s": round(time.time() - started, 3)})
-
+        return JSONResponse({"status": "ok", "name": c.name, "version": c.version, "algorithm": c.algorithm, "env_id": c.env_id,
+                             "obs_shape": list(policy.obs_shape), "runtime": runtime, "uptime_s": round(time.time() - started, 3)})
     async def metrics(request):
         m.requests.labels("/metrics", "200").inc()
         return Response(m.text(), media_type="text/plain; version=0.0.4")
+    star = Starlette(routes=[Route("/predict", predict, methods=["POST"]), Route("/healthz", healthz), Route("/metrics", metrics),
+                             Route("/invocations", predict, methods=["POST"]), Route("/ping", healthz)])   # SageMaker's names
+    if not fast_path: return star
 
-    app = Starlette(routes=[Route("/predict", predict, methods=["POST"]), Route("/healthz", healthz), Route("/metrics", metrics),
-                            Route("/invocations", predict, methods=["POST"]), Route("/ping", healthz)])   # SageMaker's names
-    app.state.metrics, app.state.policy = m, policy
+    async def app(scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in ("/predict", "/invocations"):
+            return await star(scope, receive, send)
+        body, more = b"", True
+        while more:
+            msg = await receive(); body += msg.get("body", b""); more = msg.get("more_body", False)
+        hv = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"x-model-version"), None)
+        code, out = handle(body, hv)
+        await send({"type": "http.response.start", "status": code,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(out)).encode())]})
+        await send({"type": "http.response.body", "body": out})
+    app.metrics, app.policy = m, policy
     return app
 
-# %% ../../nbs/85_workflow.serve.ipynb #s85015
+# %% ../../nbs/85_workflow.serve.ipynb #s85021
 def load_target(target: str, # A model name in the zoo (or shipped with loomnb), a zoo model folder, or a `Trainer.save` checkpoint
                 version: int | None=None, # Version of a zoo model (default: current, else latest)
                 zoo: ModelZoo | None=None, # The zoo names are looked up in
@@ -140,7 +181,7 @@ def load_target(target: str, # A model name in the zoo (or shipped with loomnb),
     zoo = zoo or ModelZoo()
     return zoo.load(target, version, on_env_mismatch), zoo
 
-# %% ../../nbs/85_workflow.serve.ipynb #s85019
+# %% ../../nbs/85_workflow.serve.ipynb #s85025
 def build_serve_parser() -> argparse.ArgumentParser:
     "Arguments of `loomnb serve`."
     ap = argparse.ArgumentParser(prog="loomnb serve", description="Serve a policy over HTTP: /predict, /healthz, /metrics.")
@@ -150,6 +191,8 @@ def build_serve_parser() -> argparse.ArgumentParser:
     ap.add_argument("--port", type=int, default=8000)
     ap.add_argument("--registry", help="zoo database (default: the run registry's, $LOOMNB_REGISTRY or runs/registry.sqlite)")
     ap.add_argument("--max-batch", type=int, default=4096, dest="max_batch")
+    ap.add_argument("--runtime", choices=["torch", "onnx"], default="torch", help="run the policy in torch or in onnxruntime")
+    ap.add_argument("--no-fast-path", action="store_false", dest="fast_path", help="answer /predict through Starlette's router too")
     ap.add_argument("--allow-env-mismatch", action="store_true", help="serve even when the env's spec hash differs from the card's")
     ap.add_argument("--log-level", default="warning", dest="log_level")
     return ap
@@ -162,6 +205,10 @@ def serve_main(argv=None, # Arguments after `serve` (default sys.argv[2:])
     except SystemExit as e: return int(e.code or 0)
     if not 0 < a.port < 65536 or a.max_batch < 1:
         print(f"loomnb serve: error: --port must be in 1..65535 and --max-batch >= 1, got {a.port}, {a.max_batch}", file=sys.stderr); return 2
+    missing = [m for m in ("starlette", "uvicorn", "safetensors") + (("onnx", "onnxruntime") if a.runtime == "onnx" else ())
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"loomnb serve: error: needs {', '.join(missing)}: pip install 'loomnb[serve]'", file=sys.stderr); return 2
     torch.set_num_threads(1)
     try:
         with warnings.catch_warnings():
@@ -172,5 +219,5 @@ def serve_main(argv=None, # Arguments after `serve` (default sys.argv[2:])
         print(f"loomnb serve: error: {e}", file=sys.stderr); return 2
     import uvicorn
     print(f"loomnb serve: {pol.card.name} v{pol.card.version} ({pol.card.algorithm} on {pol.card.env_id}) on http://{a.host}:{a.port}", flush=True)
-    uvicorn.run(make_app(pol, zoo, a.max_batch), host=a.host, port=a.port, log_level=a.log_level, access_log=False, workers=1)
+    uvicorn.run(make_app(pol, zoo, a.max_batch, a.runtime, a.fast_path), host=a.host, port=a.port, log_level=a.log_level, access_log=False, workers=1)
     return 0

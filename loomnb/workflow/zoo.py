@@ -21,10 +21,7 @@ __all__ = ['WEIGHTS', 'CARD', 'ZooError', 'ModelCard', 'DeterministicPolicy', 'n
            'write_model', 'read_card', 'read_weights', 'ZooPolicy', 'build_policy', 'PromotionConflict',
            'card_from_checkpoint', 'ModelZoo', 'pretrained_dir', 'pretrained_names', 'pretrained_path', 'verify']
 
-# %% ../../nbs/84_workflow.zoo.ipynb #z84003
-from safetensors.torch import save_file, load_file
-
-# %% ../../nbs/84_workflow.zoo.ipynb #z84006
+# %% ../../nbs/84_workflow.zoo.ipynb #z84005
 class ZooError(ValueError):
     "A model is unknown, damaged, or does not fit the installed env or library."
 
@@ -75,7 +72,7 @@ class ModelCard:
         if bad: raise ZooError(f"ModelCard has no field {bad[0]!r}.{did_you_mean(bad[0], known)} Fields: {', '.join(known)}")
         return cls(**{**d, "eval_ci": tuple(d.get("eval_ci", (float("nan"),) * 2))}).validate()
 
-# %% ../../nbs/84_workflow.zoo.ipynb #z84011
+# %% ../../nbs/84_workflow.zoo.ipynb #z84010
 class _Mean(nn.Module):
     "The deterministic action of an actor with a `deterministic(obs)` method (SAC, TD3), as a forward pass."
     def __init__(self, actor: nn.Module): super().__init__(); self.actor = actor
@@ -110,7 +107,7 @@ class DeterministicPolicy(nn.Module):
         if self.head == "tanh": y = self.low + (y.clamp(-1.0, 1.0) + 1.0) * (0.5 * (self.high - self.low))
         return torch.minimum(torch.maximum(y, self.low), self.high)
 
-# %% ../../nbs/84_workflow.zoo.ipynb #z84014
+# %% ../../nbs/84_workflow.zoo.ipynb #z84013
 def normalizer_of(env) -> dict | None:
     "Observation normaliser statistics of a `VecNormalize`-wrapped env ({mean, var, clip, eps}), else None."
     if not getattr(env, "norm_obs", False) or getattr(env, "obs_rms", None) is None: return None
@@ -138,7 +135,7 @@ def deterministic_policy(algo, # A trained loomnb algorithm (`Trainer.algo`)
     raise ZooError(f"deterministic_policy: no acting network found on {type(algo).__name__} (expected `policy`, `q_net` "
                    f"or `actor` for a {type(asp).__name__} action space)")
 
-# %% ../../nbs/84_workflow.zoo.ipynb #z84019
+# %% ../../nbs/84_workflow.zoo.ipynb #z84018
 WEIGHTS, CARD = "weights.safetensors", "card.json"
 
 def write_model(folder, # Folder to write into (created)
@@ -146,6 +143,7 @@ def write_model(folder, # Folder to write into (created)
                 module: nn.Module, # The acting module (`deterministic_policy`)
                ) -> ModelCard:
     "Write `weights.safetensors` and `card.json` into `folder`; returns the card with the weights' SHA-256."
+    from safetensors.torch import save_file   # the `serve` extra: the package imports without it
     folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
     sd = {k: v.detach().cpu().contiguous().clone() for k, v in module.state_dict().items()}
     save_file(sd, str(folder/WEIGHTS), metadata={"format": "loomnb.zoo", "name": card.name, "algorithm": card.algorithm})
@@ -170,10 +168,11 @@ def read_weights(folder, card: ModelCard) -> dict:
     if got != card.sha256:
         raise ZooError(f"{str(p)!r} was modified or damaged: its SHA-256 is {got[:16]}..., the card of "
                        f"{card.name!r} v{card.version} records {card.sha256[:16] or '(none)'}...; refusing to load it")
+    from safetensors.torch import load_file
     try: return load_file(str(p))
     except Exception as e: raise ZooError(f"{str(p)!r} is not a readable safetensors file ({type(e).__name__}: {e})") from None
 
-# %% ../../nbs/84_workflow.zoo.ipynb #z84025
+# %% ../../nbs/84_workflow.zoo.ipynb #z84024
 class ZooPolicy:
     "A loaded policy: its card, the acting module, the spaces, and `predict` on NumPy observations."
     def __init__(self, card: ModelCard, module: DeterministicPolicy, observation_space, action_space, path=None):
@@ -226,7 +225,7 @@ def build_policy(card: ModelCard, # The model's card
     tr.close()
     return pol
 
-# %% ../../nbs/84_workflow.zoo.ipynb #z84029
+# %% ../../nbs/84_workflow.zoo.ipynb #z84028
 class PromotionConflict(ZooError):
     "Another promotion changed the current version first (compare-and-set failed)."
 
@@ -268,7 +267,7 @@ class _Tx:
         try: self.con.execute("COMMIT" if et is None else "ROLLBACK")
         finally: self.con.close()
 
-# %% ../../nbs/84_workflow.zoo.ipynb #z84031
+# %% ../../nbs/84_workflow.zoo.ipynb #z84030
 def card_from_checkpoint(path, # Checkpoint written by `Trainer.save`
                          name: str, # Model name
                          **fields, # Any other `ModelCard` field (eval_return, eval_ci, description, ...)
@@ -293,7 +292,7 @@ def card_from_checkpoint(path, # Checkpoint written by `Trainer.save`
     tr.close()
     return ModelCard(**{**base, **fields}).validate(), mod
 
-# %% ../../nbs/84_workflow.zoo.ipynb #z84032
+# %% ../../nbs/84_workflow.zoo.ipynb #z84031
 class _ZooWriting:
     "register, promote, rollback (a base of `ModelZoo`)."
     def register(self, card: ModelCard, # What the model is (its `name` picks the version history)
@@ -383,7 +382,7 @@ class _ZooWriting:
             self._set_current(con, name, int(to), None, "rollback", reason)
         return int(to)
 
-# %% ../../nbs/84_workflow.zoo.ipynb #z84034
+# %% ../../nbs/84_workflow.zoo.ipynb #z84033
 class _ZooReading:
     "list, versions, current, events, load (a base of `ModelZoo`)."
     def names(self) -> list[str]:
@@ -452,7 +451,7 @@ class ModelZoo(_ZooWriting, _ZooReading, _ZooStore):
     "Versioned policies in SQLite (the run registry's file by default) with checked safetensors + JSON files."
     def __repr__(self): return f"ModelZoo({str(self.path)!r}, {len(self.names())} models)"
 
-# %% ../../nbs/84_workflow.zoo.ipynb #z84036
+# %% ../../nbs/84_workflow.zoo.ipynb #z84035
 def pretrained_dir() -> Path:
     "Folder of the pretrained models (package data of `loomnb.workflow`)."
     import importlib.resources

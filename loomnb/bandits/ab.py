@@ -10,10 +10,11 @@ import hashlib, math
 from typing import NamedTuple
 import numpy as np
 from .core import Transition
-from .versioning import PromotionGate, GateDecision
+from .versioning import PromotionGate, GateDecision, fit_reward_model
 
 # %% auto #0
-__all__ = ['unit_point', 'assign_version', 'Decision', 'ABTest', 'VersionScorer', 'offline_check', 'MixtureSPRT', 'conclude']
+__all__ = ['unit_point', 'assign_version', 'Decision', 'ABTest', 'VersionScorer', 'offline_check', 'MixtureSPRT',
+           'RewardModelPolicy', 'online_update', 'conclude']
 
 # %% ../../nbs/94a_bandits.ab.ipynb #ab94006
 def unit_point(unit_id, # Any unit identifier (str or int)
@@ -137,6 +138,36 @@ class MixtureSPRT:
     def __repr__(self): return f"MixtureSPRT(n={self.n.astype(int).tolist()}, effect={self.effect:+.4f}, p={self.p_value:.4g}, {self.decision})"
 
 # %% ../../nbs/94a_bandits.ab.ipynb #ab94026
+class RewardModelPolicy:
+    "Greedy policy over a per-action ridge reward model fitted on logged decisions."
+    def __init__(self, transitions, # Logged `Transition`s
+                 n_actions: int, # Discrete actions
+                 ridge: float=1.0, # Ridge penalty
+                ):
+        if not transitions: raise ValueError("RewardModelPolicy: no logged transitions to fit on")
+        self.rhat, self.acts = fit_reward_model(list(transitions), ridge), list(range(n_actions))
+    def predict(self, obs) -> np.ndarray:
+        X = np.asarray(obs, np.float64)
+        X = X.reshape(1, -1) if X.ndim == 1 else X.reshape(len(X), -1)
+        return np.array([int(np.argmax(self.rhat(x, self.acts))) for x in X])
+
+def online_update(test: ABTest, # Test whose champion logs feed the update
+                  champion: int, # Served version whose logs are used
+                  new_version: int, # Version number given to the candidate
+                  metric: str="dr", # Gate metric: "ips", "snips" or "dr"
+                  holdout_fraction: float=0.3, # Share of the logs kept for the gate
+                  seed: int=0, # Split seed
+                 ) -> tuple[RewardModelPolicy, GateDecision]:
+    "Fit a candidate on the champion's logs and gate it on held-out logs; the candidate joins `test.policies` if promoted."
+    gate = PromotionGate({"metric": metric, "holdout_fraction": holdout_fraction, "min_holdout": 10})
+    train, hold = gate.split(test.transitions(champion), np.random.default_rng(seed))
+    cand = RewardModelPolicy(train, test.n_actions)
+    pols = {**test.policies, new_version: cand}
+    d = gate.check(VersionScorer(pols, test.n_actions), {"version": new_version}, {"version": champion}, hold)
+    if d.promoted: test.policies[new_version] = cand
+    return cand, d
+
+# %% ../../nbs/94a_bandits.ab.ipynb #ab94031
 def conclude(zoo, name: str, # Zoo and model name
              test: MixtureSPRT, champion: int, challenger: int, # The decided test and its versions
             ) -> str:

@@ -293,8 +293,8 @@ def card_from_checkpoint(path, # Checkpoint written by `Trainer.save`
     return ModelCard(**{**base, **fields}).validate(), mod
 
 # %% ../../nbs/84_workflow.zoo.ipynb #z84031
-class _ZooWriting:
-    "register, promote, rollback (a base of `ModelZoo`)."
+class _ZooRegistering:
+    "register, add_files (a base of `ModelZoo`)."
     def register(self, card: ModelCard, # What the model is (its `name` picks the version history)
                  checkpoint_path, # Checkpoint written by `Trainer.save`
                  promote: bool=False, # Also make it the current version
@@ -342,6 +342,9 @@ class _ZooWriting:
             if tmp.exists(): shutil.rmtree(tmp, ignore_errors=True)
         return card
 
+# %% ../../nbs/84_workflow.zoo.ipynb #z84033
+class _ZooPromoting:
+    "promote, rollback (a base of `ModelZoo`)."
     def _set_current(self, con, name, version, expected, action, reason):
         row = con.execute("SELECT version FROM zoo_current WHERE name = ?", (name,)).fetchone()
         cur = None if row is None else row[0]
@@ -382,9 +385,9 @@ class _ZooWriting:
             self._set_current(con, name, int(to), None, "rollback", reason)
         return int(to)
 
-# %% ../../nbs/84_workflow.zoo.ipynb #z84033
+# %% ../../nbs/84_workflow.zoo.ipynb #z84035
 class _ZooReading:
-    "list, versions, current, events, load (a base of `ModelZoo`)."
+    "names, versions, current, events, list (a base of `ModelZoo`)."
     def names(self) -> list[str]:
         db = [r["name"] for r in self._rows("SELECT DISTINCT name FROM zoo_models ORDER BY name")]
         return sorted(set(db) | (set(pretrained_names()) if self.builtin else set()))
@@ -419,6 +422,9 @@ class _ZooReading:
                         "source": "builtin" if not self._rows("SELECT 1 FROM zoo_models WHERE name = ?", (n,)) else "registry"})
         return out
 
+# %% ../../nbs/84_workflow.zoo.ipynb #z84036
+class _ZooLoading:
+    "files, load (a base of `ModelZoo`)."
     def _check_version(self, name, version):
         vs = [c.version for c in self.versions(name)]
         if version not in vs: raise ZooError(f"{name!r} has no version {version!r}; versions: {vs}")
@@ -447,11 +453,11 @@ class _ZooReading:
         folder, card = self.files(name, version)
         return build_policy(card, read_weights(folder, card), on_env_mismatch, folder)
 
-class ModelZoo(_ZooWriting, _ZooReading, _ZooStore):
+class ModelZoo(_ZooRegistering, _ZooPromoting, _ZooReading, _ZooLoading, _ZooStore):
     "Versioned policies in SQLite (the run registry's file by default) with checked safetensors + JSON files."
     def __repr__(self): return f"ModelZoo({str(self.path)!r}, {len(self.names())} models)"
 
-# %% ../../nbs/84_workflow.zoo.ipynb #z84035
+# %% ../../nbs/84_workflow.zoo.ipynb #z84038
 def pretrained_dir() -> Path:
     "Folder of the pretrained models (package data of `loomnb.workflow`)."
     import importlib.resources

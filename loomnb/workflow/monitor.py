@@ -14,7 +14,8 @@ from ..eval.drift import CUSUM
 from .zoo import ModelZoo, ZooError
 
 # %% auto #0
-__all__ = ['RangeMonitor', 'ReturnMonitor', 'DecisionLog', 'GuardedPolicy', 'simulate']
+__all__ = ['RangeMonitor', 'ReturnMonitor', 'DecisionLog', 'GuardedPolicy', 'simulate', 'ActionShiftMonitor',
+           'version_divergence']
 
 # %% ../../nbs/87_workflow.monitor.ipynb #m87006
 class RangeMonitor:
@@ -168,3 +169,40 @@ def simulate(zoo: ModelZoo, # Zoo with the served model
         g.observe(r, term, trunc)
     env.close()
     return g
+
+# %% ../../nbs/87_workflow.monitor.ipynb #m87027
+class ActionShiftMonitor:
+    "Sliding-window shift of served actions against baseline actions: TV distance (discrete) or mean shift in stds (Box)."
+    def __init__(self, baseline_actions, # Actions the promoted version took on healthy traffic
+                 discrete: bool, # Discrete actions (ints) or a Box
+                 window: int=1_000, # Latest actions compared
+                 threshold: float=0.25, # Alarm above this TV distance (discrete) or mean shift in stds (Box)
+                ):
+        b = np.asarray(baseline_actions)
+        if len(b) < 10: raise ValueError(f"ActionShiftMonitor: `baseline_actions` must hold >= 10 actions, got {len(b)}")
+        self.discrete, self.window, self.threshold, self.recent = discrete, int(window), float(threshold), []
+        if discrete:
+            self.n = int(b.max()) + 1; self.base = np.bincount(b.astype(int).reshape(-1), minlength=self.n) / b.size
+        else:
+            b = b.reshape(len(b), -1); self.mean, self.std = b.mean(0), np.maximum(b.std(0), 1e-6)
+
+    def observe(self, actions) -> float:
+        "Add a batch of served actions; returns the current shift statistic (nan until the window is full)."
+        self.recent.extend(np.asarray(actions).reshape(len(actions), -1).tolist()); self.recent = self.recent[-self.window:]
+        if len(self.recent) < self.window: return float("nan")
+        r = np.asarray(self.recent)
+        if self.discrete:
+            n = max(self.n, int(r.max()) + 1)
+            p, q = np.bincount(r.astype(int).reshape(-1), minlength=n) / r.size, np.pad(self.base, (0, n - self.n))
+            return float(0.5 * np.abs(p - q).sum())
+        return float(np.max(np.abs(r.mean(0) - self.mean) / self.std))
+
+    def alarm(self, stat: float) -> bool: return bool(stat > self.threshold)
+
+def version_divergence(a, b, # Two policies with predict(obs)
+                       obs, # Logged observations [B, *obs_shape]
+                       discrete: bool, # Discrete actions (fraction that differ) or a Box (mean absolute difference)
+                      ) -> float:
+    "How differently two policy versions act on the same observations."
+    x = np.asarray(obs, np.float32); pa, pb = np.asarray(a.predict(x)), np.asarray(b.predict(x))
+    return float(np.mean(pa != pb)) if discrete else float(np.mean(np.abs(pa.astype(np.float64) - pb)))

@@ -16,6 +16,8 @@ from ..core import Config, ConfigError, RUN_OPTIONS, atomic_write, did_you_mean,
 from ..ops._runtime import lean_numba_runtime
 from .checkpoint import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, CheckpointError, to_safe, from_safe, checkpoint_digest,
                                      load_checkpoint, env_record, make_kwargs, env_from_record, restore_env)
+from .tuned import tuned_overrides
+from .session import check_threads, run_session, run_summary
 from .nonfinite import NonFiniteError, FiniteEnv, first_nonfinite, nan_guard_snapshot, nan_guard_restore
 
 # %% auto #0
@@ -332,6 +334,7 @@ def _offline_inputs(cls, dataset, env):
 # %% ../../nbs/38_train.learner.ipynb #c027
 class Trainer:
     "Train any registered algorithm on a vector env, with callbacks, logging and exact-resume checkpoints."
+    tuned = torch_threads = None   # what `train.tuned` set (its record); torch threads while training (None: the default)
     def __init__(self, algo, # Registered algorithm name or an `Algorithm` subclass
                  env=None, # Env id or a VecEnv (offline algorithms: default the dataset's env id)
                  seed: int=0, # Seed for every RNG of the run
@@ -344,11 +347,13 @@ class Trainer:
                  nan_guard: bool=False, # Skip (and report) an update that makes a loss, gradient or parameter NaN/inf, instead of stopping
                  log_interval: int | None=None, # Iterations between logger calls (None: the config's run option, else 1)
                  dataset=None, # Offline algorithms: an OfflineDatasetBuffer or a dataset path
+                 tuned: bool | None=None, # rl-zoo3's settings for this env (`train.tuned`); None: when no config is given
+                 torch_threads: int | None=None, # Torch threads while training (None: `train.session.default_torch_threads()`)
                 ):
         cls = algo if isinstance(algo, type) else get_algorithm(algo)
         dataset, env = _offline_inputs(cls, dataset, env)
-        cfg = resolve_config(cls, config, n_envs)
-        self.seed = seed
+        (config, self.tuned), self.torch_threads = tuned_overrides(cls, env, config, n_envs, tuned), check_threads(torch_threads)
+        cfg, self.seed = resolve_config(cls, config, n_envs), seed
         self.config, self.env, self.device = _prepare(cls, env, cfg, seed, device)
         self._finite_env = FiniteEnv(self.env)   # what the algorithm steps: observations and rewards are checked
         algo = cls(self._finite_env, self.config, device=self.device, policy=policy, **({} if dataset is None else {"dataset": dataset}))
@@ -372,11 +377,9 @@ class Trainer:
         return self
 
     def _adopt(self, algo, seed, callbacks, logger, log_interval, nan_guard):
-        self.algo = algo
-        self.nan_guard, self.nan_skips = bool(nan_guard), []   # skipped updates: {"step", "iteration", "what"}
+        self.algo, self.nan_guard, self.nan_skips = algo, bool(nan_guard), []   # skipped updates: {"step", "iteration", "what"}
         if hasattr(algo, "seed_rng"): algo.seed_rng(seed)
-        algo._trainer = self
-        self.state = TrainState()
+        algo._trainer, self.state = self, TrainState()
         self.set_callbacks(callbacks)
         self.logger = self._make_logger(logger)
         li = self.config.run_options.get("log_interval", 1) if log_interval is None else log_interval
@@ -411,8 +414,7 @@ class Trainer:
         "Run `name` on every callback; False or CancelFitException stops."
         for cb in self.callbacks:
             if getattr(cb, name)(self.state) is False:
-                self.state.stop = True
-                self.state.stop_reason = self.state.stop_reason or f"{type(cb).__name__}.{name}"
+                self.state.stop, self.state.stop_reason = True, self.state.stop_reason or f"{type(cb).__name__}.{name}"
 
     def _on_step(self, t):
         s = self.state
@@ -420,15 +422,13 @@ class Trainer:
         self._event("after_env_step")
         return not s.stop
 
-    def _summary(self, run_steps: int, run_time: float) -> dict:
-        s = self.state
-        return {"mean_reward": s.mean_reward, "total_timesteps": s.global_step, "iterations": s.iteration,
-                "episodes": s.episodes, "n_updates": s.n_updates, "time_elapsed": s.time_elapsed,
-                "sps": run_steps / max(run_time, 1e-9), "stop_reason": s.stop_reason, **s.metrics}
-
     def train(self, total_timesteps: int | None=None, # Absolute env-step budget of the run (None: previous total)
+              progress: bool | None=None, # Progress bar and summary (None: in Jupyter and terminals, see `train.session`)
               ) -> dict: # Summary: mean_reward, total_timesteps, iterations, episodes, ... and the last metrics
-        "Run collect/update iterations until `total_timesteps`, firing callback events; returns a summary."
+        "Run collect/update iterations until `total_timesteps` (with `torch_threads` threads), firing callback events; returns a summary."
+        return run_session(self, lambda: self._train(total_timesteps), progress)
+
+    def _train(self, total_timesteps):
         s = self.state
         if total_timesteps is not None:
             if isinstance(total_timesteps, bool) or not isinstance(total_timesteps, (int, np.integer)) or total_timesteps < 1:
@@ -453,8 +453,7 @@ class Trainer:
                 m.update(self._checked_update(s))
                 s.iteration += 1
                 s.time_elapsed = elapsed0 + time.perf_counter() - t_start
-                s.metrics = {**m, "rollout/ep_return": s.mean_reward,
-                             "rollout/ep_length": s.mean_length,
+                s.metrics = {**m, "rollout/ep_return": s.mean_reward, "rollout/ep_length": s.mean_length,
                              "time/sps": (s.global_step - step0) / max(time.perf_counter() - t_start, 1e-9),
                              "time/total_timesteps": s.global_step, "time/iterations": s.iteration}
                 self._event("after_update")
@@ -462,10 +461,9 @@ class Trainer:
                 self._event("after_iteration")
         except CancelFitException as e:
             s.stop, s.stop_reason = True, s.stop_reason or f"CancelFitException({e})"
-        run_time = time.perf_counter() - t_start
-        s.time_elapsed = elapsed0 + run_time
+        run_time = time.perf_counter() - t_start; s.time_elapsed = elapsed0 + run_time
         self._event("after_fit")
-        return self._summary(s.global_step - step0, run_time)
+        return run_summary(s, s.global_step - step0, run_time)
 
     def _checked_update(self, s) -> dict:
         "`algo.update`, then the NaN/inf check of its losses, gradients and parameters (raise, or skip under `nan_guard`)."
@@ -487,6 +485,7 @@ class Trainer:
                 ) -> np.ndarray:
         "Actions for `obs` from the trained policy."
         obs = np.asarray(obs, dtype=np.float32)
+        if not np.isfinite(obs).all(): raise ValueError(f"predict: `obs` holds NaN or inf ({int((~np.isfinite(obs)).sum())} values)")
         shape = tuple(self.env.single_observation_space.shape)
         single = obs.shape == shape
         if not single and obs.shape[1:] != shape:

@@ -72,7 +72,7 @@ def get_device(device: str | None = "auto", # "auto", "cpu", "cuda", "cuda:1", "
 # %% ../nbs/00_core.ipynb #c013
 def did_you_mean(name: str, options, n: int=3) -> str:
     "A ' Did you mean ...?' suffix listing the options closest to `name` (empty if none is close)."
-    close = difflib.get_close_matches(str(name), [str(o) for o in options], n=n, cutoff=0.5)
+    close = difflib.get_close_matches(str(name), list(dict.fromkeys(str(o) for o in options)), n=n, cutoff=0.5)  # each once
     return f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
 
 # %% ../nbs/00_core.ipynb #sec002

@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/bandits.service.html.md"""
 
 # %% ../../nbs/94_bandits.service.ipynb #c003
 from __future__ import annotations
-import asyncio, bisect, contextlib, functools, itertools, math, os, random, sqlite3, time, tomllib, uuid
+import asyncio, bisect, contextlib, functools, itertools, math, os, random, sqlite3, time, tomllib, uuid, warnings
 from collections import OrderedDict
 from pathlib import Path
 import redis.exceptions as rex
@@ -260,6 +260,7 @@ class RedisLockProvider:
 def _finite_reward(reward) -> float:
     "`reward` as a finite float, else a ValueError naming it."
     if type(reward) is float and math.isfinite(reward): return reward
+    if isinstance(reward, (str, bytes)): raise ValueError(f"`reward` must be a finite number, got the string {reward!r} (convert it first)")
     try: r = float(reward)
     except (TypeError, ValueError): raise ValueError(f"`reward` must be a finite number, got {reward!r}") from None
     if isinstance(reward, bool) or not math.isfinite(r): raise ValueError(f"`reward` must be a finite number, got {reward!r}")
@@ -680,7 +681,9 @@ class ReinforcementLearningService:
                                decision_id: str | None = None, # The decision's id, so it stops waiting for a delayed reward
                               ) -> float: # TD error (online trainer) or nan (batch trainer)
         "Learn from one observed reward (online) or store it (batch)."
-        _check_id("model_id", model_id)
+        _check_id("model_id", model_id); reward = _finite_reward(reward)
+        if available_actions is not None and not isinstance(action_index, bool) and action_index not in [int(a) for a in available_actions]:
+            raise ValueError(f"`action_index`={action_index!r} was not offered: `available_actions` is {[int(a) for a in available_actions]}")
         if decision_id is not None: await _maybe(self.joiner.discard(decision_id))
         return await self.training.process_feedback(model_id, state_vector, action_index, reward, next_state_vector,
                                                     propensity=propensity, available_actions=available_actions)
@@ -760,7 +763,11 @@ class _Training:
     async def record_reward(self, decision_id: str, reward: float) -> bool:
         _check_id("decision_id", decision_id); reward = _finite_reward(reward)   # checked before the decision is taken off the queue
         d = await _maybe(self.svc.joiner.pop(decision_id))
-        if d is None: self.svc.metrics.child("joins", "unknown", "late").inc(); return False
+        if d is None:
+            self.svc.metrics.child("joins", "unknown", "late").inc()
+            warnings.warn("record_reward: a reward arrived for a decision that is not waiting (an unknown id, or its wait window "
+                          "passed): it was not learnt (returns False; the `joins` metric counts them as late)", RuntimeWarning, stacklevel=3)
+            return False
         await self._apply(d, reward, "joined"); return True
     async def flush_expired(self) -> int:
         "Resolve decisions whose wait window passed with the default reward; returns how many."

@@ -59,7 +59,7 @@ def spec(id: str) -> EnvSpec:
     m = _ID_RE.match(id) if isinstance(id, str) else None
     name, version = (m["name"], m["version"]) if m else (id, None)
     if name not in _REGISTRY:
-        raise KeyError(f"No environment {id!r} in loomnb's registry.{did_you_mean(id, registered_ids() + _gym_ids())}")
+        raise KeyError(f"No environment {id!r} in loomnb's registry or gymnasium's.{did_you_mean(id, registered_ids() + _gym_ids())}")
     vs = _REGISTRY[name]
     if version is None: version = max(vs, key=_version_key)
     if version not in vs:

@@ -43,7 +43,7 @@ class EarlyStopping(Callback):
 
 # %% ../../nbs/38a_train.callbacks.ipynb #c012
 class ProgressBar(Callback):
-    "tqdm progress bar over env steps with the mean training return."
+    "tqdm progress bar over env steps (with the ETA) and the live mean training return."
     order = 10
     def __init__(self, leave: bool=True, # Keep the bar after training
                  **tqdm_kwargs): # Extra arguments for `tqdm.auto.tqdm`
@@ -56,7 +56,7 @@ class ProgressBar(Callback):
 
     def after_iteration(self, state: TrainState):
         self.bar.update(state.global_step - self._last); self._last = state.global_step
-        if state.ep_returns: self.bar.set_postfix(reward=f"{state.mean_reward:.1f}", refresh=False)
+        if state.ep_returns: self.bar.set_postfix_str(f"return={state.mean_reward:.1f}", refresh=False)
 
     def after_fit(self, state: TrainState):
         if self.bar is not None: self.bar.close()

@@ -9,38 +9,50 @@ from __future__ import annotations
 import argparse, json, os, sys, traceback
 from pathlib import Path
 from ..core import Config, ConfigError, did_you_mean
-from .runs import RunRegistry, RegistryError
+from .runs import STATUSES, RunRegistry, RegistryError
 from .experiment import TrainingConfig, train_from_config, trainer_env
 
 # %% auto #0
 __all__ = ['CONSOLE_KEYS', 'build_parser', 'cmd_train', 'cmd_eval', 'cmd_run', 'cmd_runs', 'main']
 
 # %% ../../nbs/82_workflow.cli.ipynb #c010
+def _count(s: str) -> int:
+    "argparse type of counts: an int, or a float with a whole value (`1e5`, `100_000`)."
+    try: return int(s)
+    except ValueError: pass
+    try: f = float(s)
+    except ValueError: raise argparse.ArgumentTypeError(f"expected a whole number such as 100000 or 1e5, got {s!r}") from None
+    if not f.is_integer(): raise argparse.ArgumentTypeError(f"expected a whole number, got {s!r}")
+    return int(f)
+
 def _add_train(sub):
     p = sub.add_parser("train", help="train an agent", description="Train an agent from flags or an experiment YAML.")
     p.add_argument("--config", help="experiment YAML (algorithm, env, total_timesteps, seed, config, logger)")
-    p.add_argument("--algo", help="algorithm name, e.g. ppo"); p.add_argument("--env", help="env id, e.g. CartPole-v1")
-    p.add_argument("--timesteps", type=int, help="total environment steps"); p.add_argument("--seed", type=int)
-    p.add_argument("--n-envs", type=int, dest="n_envs"); p.add_argument("--device")
+    p.add_argument("--algo", "--algorithm", dest="algo", help="algorithm name, e.g. ppo (YAML: algorithm, or algo)")
+    p.add_argument("--env", help="env id, e.g. CartPole-v1")
+    p.add_argument("--timesteps", type=_count, help="total environment steps (100000 or 1e5)"); p.add_argument("--seed", type=_count)
+    p.add_argument("--n-envs", type=_count, dest="n_envs"); p.add_argument("--device")
     p.add_argument("--save", help="checkpoint path written after training")
     p.add_argument("--dataset", help="offline algorithms (bc, td3bc, iql, cql): dataset folder; --env defaults to its env")
     p.add_argument("--nproc", type=int, help="data-parallel processes on this machine: starts torchrun, one rank each")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="algorithm config override (repeatable)")
     p.add_argument("--logger", help="logger spec: console, csv:PATH, jsonl:PATH, wandb, tensorboard:DIR, comma-separated")
-    p.add_argument("--eval-episodes", type=int, dest="eval_episodes", help="evaluation episodes after training")
+    p.add_argument("--eval-episodes", type=_count, dest="eval_episodes", help="evaluation episodes after training")
     p.add_argument("--registry", help="run registry database (default $LOOMNB_REGISTRY or runs/registry.sqlite)")
     p.add_argument("--no-registry", action="store_true", help="do not record the run")
-    p.add_argument("--torch-threads", type=int, default=1, dest="torch_threads",
-                   help="torch CPU threads (default 1: fastest for small networks on CPU; 0 keeps torch's default)")
+    p.add_argument("--torch-threads", type=int, default=None, dest="torch_threads",
+                   help="torch CPU threads while training (default 1, see loomnb.train.session; 0 keeps torch's default)")
+    p.add_argument("--no-progress", action="store_true", dest="no_progress", help="no progress bar (it is off anyway when not a terminal)")
+    p.add_argument("--no-tuned", action="store_true", dest="no_tuned", help="the algorithm's defaults, not rl-zoo3's tuned settings for the env")
     p.add_argument("--json", action="store_true", help="print the final metrics as JSON")
 
 def _add_eval(sub):
     p = sub.add_parser("eval", help="evaluate a checkpoint", description="Evaluate a saved agent.")
-    p.add_argument("--checkpoint", required=True); p.add_argument("--episodes", type=int, default=10)
-    p.add_argument("--env", help="env id (default: the checkpoint's)"); p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--n-envs", type=int, default=None, dest="n_envs")
+    p.add_argument("--checkpoint", required=True); p.add_argument("--episodes", type=_count, default=10)
+    p.add_argument("--env", help="env id (default: the checkpoint's)"); p.add_argument("--seed", type=_count, default=0)
+    p.add_argument("--n-envs", type=_count, default=None, dest="n_envs")
     p.add_argument("--stochastic", action="store_true", help="sample actions instead of the greedy/mean action")
-    p.add_argument("--algo", help="accepted for rlox compatibility; the checkpoint names its algorithm")
+    p.add_argument("--algo", "--algorithm", dest="algo", help="checked against the algorithm the checkpoint names")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 def _add_run(sub):
@@ -52,13 +64,15 @@ def _add_run(sub):
     p.add_argument("--no-resume", action="store_true", help="rerun completed runs too")
     p.add_argument("--parquet", action="store_true", help="also write results.parquet")
     p.add_argument("--no-report-notebook", action="store_true", dest="no_report_notebook", help="skip the executed report.ipynb")
-    p.add_argument("--metric", help="final metric for the report"); p.add_argument("--registry")
+    p.add_argument("--metric", help="final metric for the report")
+    p.add_argument("--registry", help="run registry database (default $LOOMNB_REGISTRY or runs/registry.sqlite)")
     p.add_argument("--log-output", action="store_true", dest="log_output", help="stream the notebooks' output")
 
 def _add_runs(sub):
     p = sub.add_parser("runs", help="list and inspect recorded runs"); p.add_argument("--registry")
     s = p.add_subparsers(dest="runs_cmd", required=True)
-    l = s.add_parser("list", help="table of runs"); l.add_argument("--status"); l.add_argument("--limit", type=int, default=20)
+    l = s.add_parser("list", help="table of runs"); l.add_argument("--status", help="running, completed or failed")
+    l.add_argument("--limit", type=_count, default=20)
     l.add_argument("--json", action="store_true")
     sh = s.add_parser("show", help="one run with its lineage"); sh.add_argument("id")
     rr = s.add_parser("rerun", help="run a recorded run again and compare its metrics"); rr.add_argument("id")
@@ -81,10 +95,25 @@ def _overrides(pairs):
         out[k.strip()] = parse_value(v.strip())
     return out
 
+def _read_config(path) -> dict:
+    "The experiment YAML at `path` as TrainingConfig fields; one-line errors for a missing file, bad YAML, or not a mapping."
+    import yaml
+    p = Path(path)
+    if not p.is_file(): raise FileNotFoundError(f"--config {path}: no such file")
+    try: d = yaml.safe_load(p.read_text())
+    except yaml.YAMLError as e:
+        mk = getattr(e, "problem_mark", None)
+        where = f" at line {mk.line + 1}, column {mk.column + 1}" if mk is not None else ""
+        raise ValueError(f"--config {path}: invalid YAML{where}: {getattr(e, 'problem', None) or str(e).splitlines()[0]}") from None
+    if not isinstance(d, dict):
+        raise ValueError(f"--config {path}: expected a mapping such as 'algorithm: ppo' and 'env: CartPole-v1', got {type(d).__name__}")
+    return TrainingConfig.from_dict(d).to_dict()
+
 CONSOLE_KEYS = ["time/sps", "rollout/ep_return", "rollout/ep_length", "train/approx_kl", "train/entropy", "train/value_loss", "train/lr"]
 
 def cmd_train(a) -> int:
-    d = TrainingConfig.from_yaml(a.config).to_dict() if a.config else {}
+    from loomnb.train.session import progress_enabled, summary_table, torch_threads
+    d = _read_config(a.config) if a.config else {}
     if not a.config and not (a.algo and (a.env or a.dataset)): raise ValueError("train needs --config FILE, or --algo and --env (or --dataset)")
     if a.dataset:
         from loomnb.buffers.datasets import load_dataset
@@ -94,28 +123,37 @@ def cmd_train(a) -> int:
                      save=a.save, logger=a.logger, eval_episodes=a.eval_episodes).items():
         if v is not None: d[k] = v
     if a.set: d["config"] = {**d.get("config", {}), **_overrides(a.set)}
-    if d.get("logger") is None:
+    if a.no_tuned: d["tuned"] = False
+    progress = progress_enabled(False if (a.no_progress or a.json) else None)
+    if d.get("logger") is None and not progress:   # a log file: one line every 5% of the run instead of the bar
         d["logger"] = {"type": "console", "log_interval": max(1, int(d.get("total_timesteps", 100_000)) // 20), "keys": CONSOLE_KEYS}
-    if a.torch_threads: 
-        import torch; torch.set_num_threads(a.torch_threads)
     cfg = TrainingConfig.from_dict(d)
-    m = train_from_config(cfg, registry=False if a.no_registry else RunRegistry(a.registry))
+    with torch_threads(a.torch_threads):
+        m = train_from_config(cfg, registry=False if a.no_registry else RunRegistry(a.registry), progress=progress,
+                              torch_threads=a.torch_threads)
     if os.environ.get("RANK", "0") != "0": return 0  # under torchrun only rank 0 reports
-    if a.json: print(json.dumps(m, default=str))
-    else:
-        print("loomnb train: done. " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in m.items()))
-        if cfg.save: print(f"checkpoint: {cfg.save}")
+    if a.json: print(json.dumps(m, default=str)); return 0
+    print(summary_table(m, cfg.save, title=f"loomnb train: done. {cfg.algorithm} on {cfg.env}"
+                        + (f" (run {m['run_id']}: loomnb runs show {m['run_id'][:8]})" if m.get("run_id") else "")))
     return 0
 
 def cmd_eval(a) -> int:
     from loomnb.train.learner import Trainer
     from loomnb.eval import evaluate
     from loomnb.envs.registry import make
+    if a.episodes < 1: raise ValueError(f"--episodes must be a positive number of episodes to evaluate, got {a.episodes}")
+    if a.n_envs is not None and a.n_envs < 1: raise ValueError(f"--n-envs must be a positive number of env copies, got {a.n_envs}")
     if not Path(a.checkpoint).exists(): raise FileNotFoundError(f"--checkpoint {a.checkpoint} does not exist")
-    tr = Trainer.from_checkpoint(a.checkpoint)
-    env_id = a.env or getattr(getattr(trainer_env(tr), "spec", None), "id", None)
+    tr = Trainer.from_checkpoint(a.checkpoint, algorithm=a.algo)   # --algo: checked against the checkpoint's algorithm
+    te = trainer_env(tr); trained_on = getattr(getattr(te, "spec", None), "id", None)
+    env_id = a.env or trained_on
     if env_id is None: raise ValueError("the checkpoint does not name its env: pass --env")
     env = make(env_id, num_envs=a.n_envs or min(a.episodes, 8), seed=a.seed)
+    spaces = lambda e: (tuple(e.single_observation_space.shape), str(e.single_action_space))
+    if env_id != trained_on and spaces(env) != spaces(te):
+        env.close(); (o, act), (o2, act2) = spaces(te), spaces(env)
+        raise ValueError(f"--env {env_id}: this checkpoint was trained on {trained_on} (observations of shape {o}, actions {act}); "
+                         f"{env_id} has observations of shape {o2} and actions {act2}")
     r = evaluate(tr, env, a.episodes, deterministic=not a.stochastic, seed=a.seed); env.close()
     s = {"env": env_id, **r.summary()}
     print(json.dumps(s) if a.json else f"{env_id}: mean return {s['mean_return']:.2f} ± {s['std_return']:.2f} "
@@ -125,19 +163,21 @@ def cmd_eval(a) -> int:
 def cmd_run(a) -> int:
     from loomnb.workflow.runner import run_sweep, parse_value
     params = {k: parse_value(v) for k, v in a.param}
+    from loomnb.workflow.runner import sweep_summary
     res = run_sweep(a.notebook, params, grid=a.grid, seeds=a.seeds, out_dir=a.out_dir, workers=a.workers,
-                    resume=not a.no_resume, registry=RunRegistry(a.registry or Path(a.out_dir)/"registry.sqlite"),
+                    resume=not a.no_resume, registry=RunRegistry(a.registry),
                     formats=("csv", "parquet") if a.parquet else ("csv",), metric=a.metric, log_output=a.log_output,
                     report_notebook=not a.no_report_notebook)
-    cols = [c for c in res.columns if c.startswith("params.") or c.startswith("metrics.")]
-    print(res[["run_id", "status", "skipped"] + cols].to_string(index=False))
-    print(f"results: {Path(a.out_dir)/'results.csv'}\nreport:  {Path(a.out_dir)/'report.html'}"
+    print(sweep_summary(res, a.metric))
+    print(f"runs:    loomnb runs{'' if a.registry is None else ' --registry ' + a.registry} list\nresults: {Path(a.out_dir)/'results.csv'}\nreport:  {Path(a.out_dir)/'report.html'}"
           + ("" if a.no_report_notebook else f"\nreport notebook: {Path(a.out_dir)/'report.ipynb'}"))
     return 1 if (res.status == "failed").any() else 0
 
 def cmd_runs(a) -> int:
     reg = RunRegistry(a.registry)
     if a.runs_cmd == "list":
+        if a.status is not None and a.status not in STATUSES:
+            raise ValueError(f"--status {a.status!r} is not a run status: expected one of {', '.join(STATUSES)}.{did_you_mean(a.status, STATUSES)}")
         d = reg.df(**({"status": a.status} if a.status else {}))
         if a.json: print(d.tail(a.limit).to_json(orient="records")); return 0
         if not len(d): print(f"no runs in {reg.path}"); return 0
@@ -182,5 +222,7 @@ def main(argv=None, # Arguments (default sys.argv[1:])
         print(f"loomnb {a.cmd}: error: {msg}", file=sys.stderr); return 2
     except KeyboardInterrupt:
         print(f"loomnb {a.cmd}: interrupted", file=sys.stderr); return 130
+    except BrokenPipeError:   # `loomnb runs show ID | head`: the reader has gone, which is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()); return 0
     except Exception as e:
         traceback.print_exc(); print(f"loomnb {a.cmd}: failed: {type(e).__name__}: {e}", file=sys.stderr); return 1

@@ -8,7 +8,7 @@ Docs: https://loomorg.github.io/loomnb/workflow.experiment.html.md"""
 from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
-from ..core import Config
+from ..core import ALIASES, Config
 from .runs import RunRegistry
 
 # %% auto #0
@@ -18,6 +18,7 @@ __all__ = ['TrainingConfig', 'trainer_env', 'train_from_config']
 @dataclass
 class TrainingConfig(Config):
     "An experiment: what to train, where, for how long, and how to log it."
+    aliases = {**ALIASES, "algo": "algorithm", "env_id": "env", "timesteps": "total_timesteps"}  # the CLI's and Trainer's names
     algorithm: str = "ppo" # Algorithm name (see loomnb.train.learner.ALGORITHMS)
     env: str = "CartPole-v1" # Env id
     total_timesteps: int = 100_000 # Environment steps to train for
@@ -29,6 +30,15 @@ class TrainingConfig(Config):
     save: str | None = None # Checkpoint path written after training
     eval_episodes: int = 0 # Deterministic evaluation episodes after training (0: none)
     dataset: str | None = None # Offline algorithms: the dataset folder (total_timesteps then counts gradient steps)
+    tuned: bool | None = None # rl-zoo3's tuned settings for the env (None: when `config` is empty; see loomnb.train.tuned)
+    def __post_init__(self):
+        for k in ("total_timesteps", "eval_episodes", "seed"):   # YAML reads 1e5 as a string, and 1.0e5 as a float
+            v = getattr(self, k)
+            try: f = float(v) if isinstance(v, (str, float)) else None
+            except ValueError: f = None
+            if f is not None and f.is_integer(): setattr(self, k, int(f))
+        super().__post_init__()
+
     def validate(self):
         self.check_range("total_timesteps", 1)
         self.check_range("seed", 0, 2**32 - 1)
@@ -59,6 +69,8 @@ def _train_from_config_ranked(cfg, callbacks=()) -> dict:
 def train_from_config(cfg, # TrainingConfig, a dict of its fields, or a YAML path
                       registry: RunRegistry | None | bool=None, # Registry to record the run (None: default; False: none)
                       callbacks=(), # Extra callbacks for the Trainer
+                      progress: bool | None=None, # Progress bar while training (None: in Jupyter and terminals)
+                      torch_threads: int | None=None, # Torch threads while training (None: loomnb.train.session's default)
                      ) -> dict:
     "Train as `cfg` says; returns the metrics dict (plus `run_id` when recorded)."
     from loomnb.train.learner import Trainer
@@ -72,9 +84,14 @@ def train_from_config(cfg, # TrainingConfig, a dict of its fields, or a YAML pat
     logger = make_logger(cfg.logger, out_dir=save_dir)
     rid = reg.start(params=cfg.to_dict(), config=cfg.config, seed=cfg.seed, algo=cfg.algorithm, env=cfg.env, kind="train") if reg is not None else None
     try:
-        trainer = Trainer(cfg.algorithm, env=cfg.env, seed=cfg.seed, config=cfg.config or None, callbacks=list(callbacks),
-                          logger=logger, device=cfg.device, n_envs=cfg.n_envs, **({"dataset": cfg.dataset} if cfg.dataset else {}))
-        metrics = dict(trainer.train(cfg.total_timesteps))
+        from loomnb.train.session import progress_enabled
+        from loomnb.train.callbacks import ProgressBar
+        bar = [ProgressBar()] if progress_enabled(progress) else []   # (the caller prints the summary, with the evaluation)
+        trainer = Trainer(cfg.algorithm, env=cfg.env, seed=cfg.seed, config=cfg.config or None, callbacks=list(callbacks) + bar,
+                          logger=logger, device=cfg.device, n_envs=cfg.n_envs, torch_threads=torch_threads, tuned=cfg.tuned,
+                          **({"dataset": cfg.dataset} if cfg.dataset else {}))
+        if reg is not None and trainer.tuned: reg.update(rid, params={**cfg.to_dict(), "tuned_from": trainer.tuned})
+        metrics = dict(trainer.train(cfg.total_timesteps, progress=False))
         if cfg.save:
             Path(cfg.save).parent.mkdir(parents=True, exist_ok=True); trainer.save(cfg.save)
         if cfg.eval_episodes:

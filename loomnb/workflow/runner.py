@@ -12,11 +12,12 @@ from pathlib import Path
 import numpy as np
 from ..core import did_you_mean
 from .runs import RunRegistry
+from .kernels import kernel_arguments
 
 # %% auto #0
 __all__ = ['TIMING_KEYS', 'parse_value', 'parse_seeds', 'parse_grid', 'expand_grid', 'notebook_parameters', 'check_parameters',
-           'run_key', 'run_name', 'run_notebook', 'deterministic_metrics', 'rerun', 'run_sweep', 'report_sections',
-           'write_report', 'write_report_notebook']
+           'run_key', 'run_name', 'run_notebook', 'deterministic_metrics', 'rerun', 'sweep_summary', 'run_sweep',
+           'report_sections', 'write_report', 'write_report_notebook']
 
 # %% ../../nbs/81_workflow.runner.ipynb #c005
 def parse_value(s):
@@ -126,8 +127,9 @@ def run_notebook(notebook, # Run notebook with a `parameters` cell
         if stale["id"] != rid: registry.fail(stale["id"], f"did not finish (crash or interrupt); rerun as {rid}")
     rec = dict(run_id=rid, key=key, out_dir=str(rdir), params=params, metrics=None, error=None)
     try:
+        os.environ.setdefault("LOOMNB_PROGRESS", "0")   # the kernels inherit it: no progress bars in run notebooks
         pm.execute_notebook(str(notebook), str(rdir/"output.ipynb"), parameters=inject, kernel_name=kernel_name,
-                            progress_bar=False, log_output=log_output)
+                            progress_bar=False, log_output=log_output, extra_arguments=kernel_arguments())
     except KeyboardInterrupt:
         registry.fail(rid, "KeyboardInterrupt: the sweep was interrupted"); raise
     except Exception as e:
@@ -157,7 +159,7 @@ def rerun(run_id: str, # Id (or unique prefix) of a recorded run
         from loomnb.workflow.experiment import train_from_config
         rdir = (Path(out_dir) if out_dir is not None else Path(registry.path).resolve().parent/"reruns").resolve()/f"{r['id']}-{uuid.uuid4().hex[:6]}"
         rdir.mkdir(parents=True)
-        params = dict(r["params"])   # the rerun's checkpoint goes to its own folder: never over the original's file
+        params = {k: v for k, v in r["params"].items() if k != "tuned_from"}   # (a record of what the tuned table set)
         if params.get("save"): params["save"] = str(rdir/Path(params["save"]).name)
         m = train_from_config(params, registry=registry)
         rid = m.pop("run_id"); registry.update(rid, parent_id=r["id"], output_dir=str(rdir))
@@ -191,6 +193,39 @@ def _save_table(df, path_stem, formats):
             except ImportError as e: raise ImportError("Writing parquet needs pyarrow: pip install pyarrow (or use formats=('csv',))") from e
         else: raise ValueError(f"`formats` entries must be 'csv' or 'parquet', got {fmt!r}")
 
+# %% ../../nbs/81_workflow.runner.ipynb #fe72b368
+def _progress_job(job, todo: list, grid: dict, on: bool):
+    "`job` that prints `[i/n] params: started` and `... completed in 12.3 s (mean_reward=...)` lines when `on`."
+    if not on: return job
+    import threading
+    n, lock, count = len(todo), threading.Lock(), [0]
+    def label(p): return " ".join(f"{k}={v}" for k, v in p.items() if k in grid or k == "seed") or "run"
+    def run(p):
+        with lock: count[0] += 1; i = count[0]
+        print(f"[{i}/{n}] {label(p)}: started", flush=True); t = time.perf_counter()
+        r = job(p)
+        m = {k: v for k, v in (r.get("metrics") or {}).items() if k in ("mean_reward", "eval/mean_return") and isinstance(v, (int, float))}
+        print(f"[{i}/{n}] {label(p)}: {r['status']} in {time.perf_counter() - t:.1f} s"
+              + (f" ({', '.join(f'{k}={v:.4g}' for k, v in m.items())})" if m else ""), flush=True)
+        return r
+    return run
+
+def sweep_summary(results, # DataFrame from run_sweep
+                  metric: str | None=None, # Final metric (default: picked as in the report)
+                 ) -> str:
+    "A compact text summary of a sweep: status counts and the metric's mean over seeds per configuration."
+    cols = [c for c in results.columns if c.startswith("params.") and c != "params.seed" and results[c].nunique() > 1]
+    ok = results[results.status == "completed"]
+    head = f"{len(results)} runs: {len(ok)} completed ({int(results.skipped.sum()) if 'skipped' in results else 0} already done), {int((results.status == 'failed').sum())} failed"
+    metric = _pick_metric(results, metric) if len(ok) else None
+    if metric is None: return head
+    g = ok.groupby(cols, sort=False) if cols else [(None, ok)]
+    rows = [(", ".join(f"{c[7:]}={v}" for c, v in zip(cols, k if isinstance(k, tuple) else (k,))) if cols else "all",
+             s[f"metrics.{metric}"].astype(float)) for k, s in g]
+    w = max(len(r[0]) for r in rows)
+    return "\n".join([head, f"  {'configuration':<{w}}  {metric} (mean over seeds, n)"] +
+                     [f"  {lab:<{w}}  {v.mean():.4g} (n={len(v)})" for lab, v in rows])
+
 # %% ../../nbs/81_workflow.runner.ipynb #c023
 def run_sweep(notebook, # Run notebook with a `parameters` cell
               params: dict | None=None, # Fixed parameters for every run
@@ -199,7 +234,7 @@ def run_sweep(notebook, # Run notebook with a `parameters` cell
               out_dir="runs/sweep", # Folder for the runs, the tables and the report
               workers: int=1, # Notebooks executed in parallel
               resume: bool=True, # Skip runs whose key already completed in the registry
-              registry: RunRegistry | None=None, # Run registry (default: out_dir/registry.sqlite)
+              registry: RunRegistry | None=None, # Run registry (default: the default one, where `loomnb runs` looks)
               kernel_name: str | None=None, # Jupyter kernel (default: the notebook's)
               formats=("csv",), # Result table formats: "csv", "parquet"
               report: bool=True, # Write report.html
@@ -207,11 +242,12 @@ def run_sweep(notebook, # Run notebook with a `parameters` cell
               metric: str | None=None, # Final metric for the report (default: first of mean_reward, eval/mean_return, ...)
               curve_metric: str="rollout/ep_return", # Curve column for the report's learning curves
               log_output: bool=False, # Stream notebook output
+              progress: bool=True, # Print one line as each run starts and ends
              ):
     "Execute every (grid point, seed) of `notebook`, resuming completed runs; returns the results DataFrame."
     if workers < 1: raise ValueError(f"run_sweep: `workers` must be >= 1, got {workers}")
     out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
-    registry = registry if registry is not None else RunRegistry(out_dir/"registry.sqlite")
+    registry = registry if registry is not None else RunRegistry()
     grid = parse_grid(grid); runs = expand_grid(params, grid, seeds)
     check_parameters(notebook, {k for r in runs for k in r})
     recs, todo = [], []
@@ -222,7 +258,7 @@ def run_sweep(notebook, # Run notebook with a `parameters` cell
             d = done[-1]; recs.append(dict(run_id=d["id"], key=key, out_dir=d["output_dir"], params=p, metrics=d["metrics"], status="completed", skipped=True))
         else: todo.append(p)
     print(f"run_sweep: {len(runs)} runs, {len(runs) - len(todo)} already completed, {len(todo)} to run with {workers} worker(s)")
-    job = lambda p: run_notebook(notebook, p, out_dir, registry, kernel_name, log_output=log_output)
+    job = _progress_job(lambda p: run_notebook(notebook, p, out_dir, registry, kernel_name, log_output=log_output), todo, grid, progress)
     if workers == 1: new = [job(p) for p in todo]
     else:
         with ThreadPoolExecutor(workers) as ex: new = list(ex.map(job, todo))
@@ -342,6 +378,7 @@ def write_report_notebook(sweep_dir, # Folder with results.csv (and curves.csv) 
     d = Path(sweep_dir).resolve(); src = d/".report_template.ipynb"; nbformat.write(nb, src)
     try:
         pm.execute_notebook(str(src), str(d/"report.ipynb"), parameters=dict(sweep_dir=str(d), grid=list(grid), metric=metric,
-                            curve_metric=curve_metric), kernel_name=kernel_name, progress_bar=False)
+                            curve_metric=curve_metric), kernel_name=kernel_name, progress_bar=False,
+                            extra_arguments=kernel_arguments())
     finally: src.unlink(missing_ok=True)
     return d/"report.ipynb"

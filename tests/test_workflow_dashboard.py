@@ -35,6 +35,6 @@ def test_dashboard_controls_real_training(tmp_path):
     assert tr.state.global_step < 10_000_000 and (tmp_path / "final.pt").exists()
     resumed = Trainer.from_checkpoint(tmp_path / "final.pt")
     assert resumed.state.global_step == tr.state.global_step and resumed.config.learning_rate == 3e-4
-    assert dash.curve.value[:4] == b"\x89PNG" and dash.progress.description == "stopped"
+    assert dash.curve.format == "svg+xml" and b"<svg" in bytes(dash.curve.value) and dash.progress.description == "stopped"
     page = HTMLReport(ctl.collector).save(tmp_path / "report.html").read_text()
     assert "data:image/png;base64," in page and "train/lr" in page

@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/workflow.widgets.html.md"""
 
 # %% ../../nbs/70_workflow.widgets.ipynb #c002
 from __future__ import annotations
-import html, io, threading, time
+import html, io, threading, time, weakref
 from pathlib import Path
 import numpy as np
 from ..train.learner import Callback, TrainState
@@ -131,9 +131,11 @@ _ALIASES = {"lr": "learning_rate", "clip": "clip_eps", "clip_range": "clip_eps",
 class _Controls:
     "Start/pause/resume/stop and hyperparameter changes (a base of `TrainingController`)."
     def start(self):
-        "Start training in a background thread (once)."
-        if self.status != "idle": raise RuntimeError(f"TrainingController.start: the run is already {self.status}")
-        self.status = "running"; self._thread = threading.Thread(target=self._target, daemon=True, name="loomnb-train"); self._thread.start()
+        "Start training in a background thread, or continue a stopped run to `total_timesteps` (one thread at a time)."
+        alive = self._thread is not None and self._thread.is_alive()
+        if alive or self.status not in ("idle", "stopped"): raise RuntimeError(f"TrainingController.start: the run is already {self.status}")
+        self._stop, self.error = False, None; self._run.set(); self.status = "running"
+        self._thread = threading.Thread(target=self._target, daemon=True, name="loomnb-train"); self._thread.start()
 
     def _target(self):
         try:
@@ -152,9 +154,12 @@ class _Controls:
         "Continue a paused run."
         if self.status == "paused": self.status = "running"; self._run.set(); self._notify()
 
-    def stop(self):
-        "Stop after the current phase; the trainer ends cleanly and the final checkpoint is written."
+    def stop(self, wait: float | None=None, # Seconds to wait for the thread to end (None: do not wait)
+            ) -> bool: # True when no training thread of this controller is left running
+        "Stop after the current phase; the trainer ends cleanly and the final checkpoint is written. `start` continues it."
         if self.status in ("running", "paused"): self._stop = True; self._run.set()
+        if wait is not None and self._thread is not None: self._thread.join(wait)
+        return self._thread is None or not self._thread.is_alive()
 
     def wait(self, timeout: float | None=None) -> bool:
         "Wait for the training thread to end; True when it has."
@@ -176,6 +181,8 @@ class _Controls:
         with self._lock: self._pending.update(changes)
 
 # %% ../../nbs/70_workflow.widgets.ipynb #c015
+_CONTROLLERS = weakref.WeakKeyDictionary()   # trainer -> its TrainingController
+
 class TrainingController(_Controls, Callback):
     "Run a trainer in a background thread with pause/resume/stop and hyperparameter changes at the next update."
     order = -10  # before other callbacks: pauses and stops act first
@@ -184,6 +191,9 @@ class TrainingController(_Controls, Callback):
                  checkpoint_path=None, # Final checkpoint written when training ends (also after Stop)
                  collector: MetricsCollector | None=None, # Where metrics go (a new collector by default)
                 ):
+        prev = _CONTROLLERS.get(trainer)
+        if prev is not None: prev._detach()   # one controller (and one training thread) per trainer: the previous one stops
+        _CONTROLLERS[trainer] = self
         self.trainer, self.total_timesteps, self.checkpoint_path = trainer, int(total_timesteps), checkpoint_path
         self.collector = collector or MetricsCollector()
         self.status, self.error, self.result, self.applied, self._pending = "idle", None, None, [], {}
@@ -192,6 +202,15 @@ class TrainingController(_Controls, Callback):
         for cb in (self, self.collector):
             if cb not in trainer.callbacks: trainer.callbacks.append(cb)
             cb.trainer = trainer
+    @classmethod
+    def of(cls, trainer) -> "TrainingController | None":
+        "The controller driving `trainer`, or None."
+        return _CONTROLLERS.get(trainer)
+    def _detach(self, wait: float=60.0):
+        "Stop this controller's thread (waiting for it) and take its callbacks off the trainer."
+        if not self.stop(wait): raise RuntimeError(f"the previous training thread of {self.trainer!r} did not stop within {wait} s")
+        self.trainer.callbacks[:] = [c for c in self.trainer.callbacks if c is not self and c is not self.collector]
+        self.listeners.clear()
     def _notify(self):
         "Call the listeners (display refreshes); their errors never stop training."
         for f in list(self.listeners):
@@ -222,29 +241,77 @@ class TrainingController(_Controls, Callback):
         self._notify()
         if self._stop: state.stop_reason = "stopped from the dashboard"; return False
 
+# %% ../../nbs/70_workflow.widgets.ipynb #35876d20
+_GRID = ("rollout/ep_return", "eval/mean_return", "rollout/ep_length", "time/total_timesteps", "time/sps", "train/lr",
+         "train/policy_loss", "train/value_loss", "train/entropy", "train/approx_kl", "train/clipfrac", "train/explained_var")
+_DASHBOARDS = {}   # Jupyter cell id (None outside Jupyter) -> weakref to the last TrainingDashboard made there
+
+def _metrics_grid(latest: dict, columns: int=3) -> str:
+    "The dashboard's metrics: a compact table of the key ones, short labels (the full key on hover)."
+    items = [(k, latest[k]) for k in _GRID if k in latest]
+    if not items: return "<i>no metrics yet</i>"
+    cell = lambda k, v: (f"<td title='{k}' style='padding:1px 6px;color:#555'>{k.split('/')[-1].replace('_', ' ')}</td>"
+                         f"<td style='padding:1px 10px 1px 2px;text-align:right;font-family:monospace'>{v:,.4g}</td>")
+    rows = [items[i:i + columns] for i in range(0, len(items), columns)]
+    return "<table style='border-collapse:collapse;font-size:12px'>" + "".join(
+        "<tr>" + "".join(cell(k, v) for k, v in r) + "</tr>" for r in rows) + "</table>"
+
+def _cell_key():
+    "The id of the Jupyter cell running now (JupyterLab and Notebook 7 send it), else None."
+    try:
+        k = getattr(__import__("IPython").get_ipython(), "kernel", None)
+        return (k.get_parent() or {}).get("metadata", {}).get("cellId") if k is not None else None
+    except Exception: return None
+
+def _curve_svg(collector, total_timesteps: int) -> bytes:
+    "The learning curve as SVG (sharp at any zoom or pixel density); before the first episode, an empty frame that says so."
+    import matplotlib
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(6.4, 2.4)); ax = fig.add_subplot(); x, y = collector.series("rollout/ep_return")
+    if len(x): ax.plot(x, y, lw=1.5); ax.set_xlim(left=0)
+    else:
+        ax.set_xlim(0, total_timesteps); ax.set_ylim(0, 1); ax.set_yticks([])
+        ax.text(0.5, 0.5, "no finished episodes yet", transform=ax.transAxes, ha="center", va="center", color="0.5")
+    ax.set_xlabel("environment steps"); ax.set_ylabel("episode return"); ax.grid(alpha=0.3)
+    buf = io.BytesIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "loomnb"}): fig.savefig(buf, format="svg", bbox_inches="tight")
+    return buf.getvalue()
+
 # %% ../../nbs/70_workflow.widgets.ipynb #c026
 class TrainingDashboard:
-    "ipywidgets front end of a TrainingController: Start/Pause/Resume/Stop, hyperparameter inputs, live curve."
+    "ipywidgets front end of a TrainingController: Start/Pause/Resume/Stop/Continue, hyperparameter inputs, live curve."
     def __init__(self, trainer, # A loomnb Trainer
                  total_timesteps: int=100_000, # Env-step budget
                  checkpoint_path=None, # Final checkpoint written when training ends or is stopped
                  redraw_every: float=1.0, # Minimum seconds between redraws of the curve
+                 key=None, # Identity of the place that makes it (None: the Jupyter cell running now)
                 ):
         import ipywidgets as W
-        self.ctl = TrainingController(trainer, total_timesteps, checkpoint_path)
+        self.key, note = _cell_key() if key is None else key, ""
+        old = (_DASHBOARDS.get(self.key) or (lambda: None))()
+        if old is not None and old.ctl.trainer is not trainer and old.ctl.status in ("running", "paused"):
+            step = old.ctl.trainer.state.global_step; old.ctl._detach(); old.refresh(force=True)   # re-run cell: never orphan a thread
+            note = f"stopped the run this cell started before, at step {step:,}"
+        if old is not None and old._listener in old.ctl.listeners: old.ctl.listeners.remove(old._listener)
+        self.ctl = TrainingController.of(trainer)   # the same trainer: adopt its controller and its thread
+        if self.ctl is None: self.ctl = TrainingController(trainer, total_timesteps, checkpoint_path)
+        elif self.ctl.status in ("idle", "stopped"):
+            self.ctl.total_timesteps = int(total_timesteps); self.ctl.checkpoint_path = checkpoint_path or self.ctl.checkpoint_path
+        _DASHBOARDS[self.key] = weakref.ref(self)
         self.redraw_every, self._last_draw = redraw_every, 0.0
         self.start_btn, self.pause_btn, self.resume_btn, self.stop_btn = (W.Button(description=d) for d in ("Start", "Pause", "Resume", "Stop"))
         cfg = trainer.config
         self.inputs = {k: W.FloatText(value=float(getattr(cfg, k)), description=k, disabled=not hasattr(cfg, k), step=None)
                        for k in ("learning_rate", "ent_coef", "clip_eps") if hasattr(cfg, k)}
-        self.apply_btn = W.Button(description="Apply"); self.message = W.HTML()
-        self.progress = W.FloatProgress(min=0, max=1.0, description="progress"); self.metrics = W.HTML(); self.curve = W.Image(format="png")
+        self.apply_btn = W.Button(description="Apply"); self.message = W.HTML(note)
+        self.progress = W.FloatProgress(min=0, max=1.0, description="progress"); self.metrics = W.HTML()
+        self.curve = W.Image(format="svg+xml", layout=W.Layout(width="640px", max_width="100%"))
         self.start_btn.on_click(lambda _: (self.ctl.start(), self.refresh()))
         self.pause_btn.on_click(lambda _: (self.ctl.pause(), self.refresh()))
         self.resume_btn.on_click(lambda _: (self.ctl.resume(), self.refresh()))
         self.stop_btn.on_click(lambda _: (self.ctl.stop(), self.refresh()))
         self.apply_btn.on_click(self._apply)
-        self.ctl.listeners.append(lambda c: self.refresh())
+        self._listener = lambda c: self.refresh(); self.ctl.listeners.append(self._listener)
         self.box = W.VBox([W.HBox([self.start_btn, self.pause_btn, self.resume_btn, self.stop_btn]),
                            W.HBox(list(self.inputs.values()) + [self.apply_btn]), self.message, self.progress, self.curve, self.metrics])
         self.refresh(force=True)
@@ -254,25 +321,18 @@ class TrainingDashboard:
         changes = {k: w.value for k, w in self.inputs.items() if w.value != getattr(cfg, k)}
         try:
             self.ctl.set_hparams(**changes)
-            self.message.value = f"queued for the next update: {html.escape(str(changes))}" if changes else "no change"
-        except ValueError as e: self.message.value = f"<span style='color:#b00'>{html.escape(str(e))}</span>"
+            self.message.value = ("queued for the next update: " + ", ".join(f"{k}={v:g}" for k, v in changes.items())) if changes else "no change"
+        except ValueError as e: self.message.value = f"<span style='color:#b00'>{html.escape(str(e), quote=False)}</span>"
 
     def refresh(self, force: bool=False):
         "Update buttons, progress, metrics and (at most every `redraw_every` s) the curve from the controller."
         c = self.ctl; st = c.status; s = c.trainer.state
-        self.start_btn.disabled = st != "idle"; self.pause_btn.disabled = st != "running"
+        self.start_btn.description = "Continue" if st == "stopped" else "Start"
+        self.start_btn.disabled = st not in ("idle", "stopped") or s.global_step >= c.total_timesteps; self.pause_btn.disabled = st != "running"
         self.resume_btn.disabled = st != "paused"; self.stop_btn.disabled = st not in ("running", "paused")
         self.progress.value = min(1.0, s.global_step / max(c.total_timesteps, 1)); self.progress.description = st
-        lt = c.collector.latest
-        self.metrics.value = "<br>".join(f"<code>{html.escape(k)}</code>: {v:.4g}" for k, v in lt.items()) + \
-                             (f"<br><b>error</b>: {html.escape(repr(c.error))}" if c.error else "")
+        self.metrics.value = _metrics_grid(c.collector.latest) + (f"<br><b>error</b>: {html.escape(repr(c.error), quote=False)}" if c.error else "")
         if force or time.monotonic() - self._last_draw >= self.redraw_every or st in ("finished", "stopped", "failed"):
-            self._last_draw = time.monotonic(); self.curve.value = self._png()
-
-    def _png(self) -> bytes:
-        from matplotlib.figure import Figure
-        fig = Figure(figsize=(6, 2.6)); ax = fig.add_subplot(); x, y = self.ctl.collector.series("rollout/ep_return")
-        ax.plot(x, y); ax.set_xlabel("environment steps"); ax.set_ylabel("episode return"); ax.grid(alpha=0.3)
-        buf = io.BytesIO(); fig.savefig(buf, format="png", dpi=80, bbox_inches="tight"); return buf.getvalue()
+            self._last_draw = time.monotonic(); self.curve.value = _curve_svg(c.collector, c.total_timesteps)
 
     def _ipython_display_(self): __import__("IPython").display.display(self.box)

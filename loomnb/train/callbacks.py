@@ -44,7 +44,7 @@ class EarlyStopping(Callback):
 # %% ../../nbs/38a_train.callbacks.ipynb #c012
 class ProgressBar(Callback):
     "tqdm progress bar over env steps (with the ETA) and the live mean training return."
-    order = 10
+    order, shows_progress = 10, True   # (a Trainer adds no bar of its own beside one)
     def __init__(self, leave: bool=True, # Keep the bar after training
                  **tqdm_kwargs): # Extra arguments for `tqdm.auto.tqdm`
         self.leave, self.kw, self.bar = leave, tqdm_kwargs, None

@@ -93,6 +93,23 @@ def summary_table(metrics: dict, checkpoint=None, # As in `summary_rows`
     return "\n".join(([title] if title else []) + [f"  {k:<{w}}  {v}" for k, v in rows])
 
 # %% ../../nbs/38f_train.session.ipynb #9d8c4b55
+_EVENTS = ("before_fit", "before_rollout", "after_env_step", "after_rollout", "before_update", "after_update", "after_iteration", "after_fit")
+
+class _Bar:
+    "The progress bar `run_session` adds (`train.callbacks.ProgressBar` is the public one): tqdm over env steps with the ETA and the live return."
+    order, shows_progress = 10, True
+    def __getattr__(self, name):   # the other callback events do nothing (looked up on instances only: `after_env_step` stays off)
+        if name in _EVENTS: return lambda state: None
+        raise AttributeError(name)
+    def before_fit(self, state):
+        from tqdm.auto import tqdm
+        self.bar = tqdm(total=state.total_timesteps, initial=state.global_step, unit="step", leave=True); self._last = state.global_step
+    def after_iteration(self, state):
+        self.bar.update(state.global_step - self._last); self._last = state.global_step
+        if state.ep_returns: self.bar.set_postfix_str(f"return={state.mean_reward:.1f}", refresh=False)
+    def after_fit(self, state):
+        if getattr(self, "bar", None) is not None: self.bar.close()
+
 def run_summary(state, # The run's `TrainState`
                 run_steps: int, # Env steps of this call
                 run_time: float, # Seconds of this call
@@ -108,10 +125,9 @@ def run_session(trainer, # The `Trainer` (its `callbacks`, `torch_threads`, `alg
                 progress: bool | None=None, # As in `progress_enabled`
                ) -> dict:
     "`fit()` with the run's torch threads and, when enabled, a progress bar and the end-of-run summary."
-    from loomnb.train.callbacks import ProgressBar
-    show = progress_enabled(progress) and not any(isinstance(c, ProgressBar) for c in trainer.callbacks)
+    show = progress_enabled(progress) and not any(getattr(c, "shows_progress", False) for c in trainer.callbacks)
     cbs = trainer.callbacks
-    if show: trainer.callbacks = sorted(cbs + [ProgressBar()], key=lambda c: getattr(c, "order", 0))
+    if show: trainer.callbacks = sorted(cbs + [_Bar()], key=lambda c: getattr(c, "order", 0))
     try:
         with torch_threads(trainer.torch_threads): out = fit()
     finally: trainer.callbacks = cbs

@@ -75,3 +75,30 @@ def test_run_progress_one_registry(tmp_path):
     assert len(ls) == 2 and {x["kind"] for x in ls} == {"notebook"}
     show = cli("runs", "show", ls[0]["id"], cwd=tmp_path, env=env)
     assert show.returncode == 0 and ls[0]["id"] in show.stdout
+
+def test_predict_nan_and_bandit_feedback(tmp_path):
+    "In-process: `predict` refuses NaN observations; a bandit refuses a reward given as a string and an action it did not offer, and warns when a delayed reward finds no decision."
+    import asyncio, warnings
+    import numpy as np
+    from loomnb.train.learner import Trainer
+    tr = Trainer("ppo", env="CartPole-v1", seed=0, config={"n_envs": 2, "n_steps": 16, "batch_size": 32})
+    with pytest.raises(ValueError, match="predict: `obs` holds NaN or inf"): tr.predict(np.array([0.0, np.nan, 0.0, 0.0]))
+    from loomnb.bandits.service import ReinforcementLearningFactory
+    from prometheus_client import CollectorRegistry
+    async def run():
+        rl = ReinforcementLearningFactory.create(dict(default_algorithm="linucb", reward_wait_seconds=30.0),
+                                                 sqlite_path=tmp_path / "rl.sqlite3", registry=CollectorRegistry(), seed=0)
+        await rl.connect(background=False)
+        try:
+            a, meta = await rl.get_action("m", [0.1, 0.2], [0, 1, 2])
+            with pytest.raises(ValueError, match="got the string '1'"): await rl.process_feedback("m", [0.1, 0.2], a, "1")
+            with pytest.raises(ValueError, match=r"`action_index`=9 was not offered: `available_actions` is \[0, 1, 2\]"):
+                await rl.process_feedback("m", [0.1, 0.2], 9, 1.0, available_actions=[0, 1, 2])
+            with pytest.raises(ValueError, match="got the string"): await rl.record_reward(meta["decision_id"], "1")
+            with warnings.catch_warnings(record=True) as ws:
+                warnings.simplefilter("always")
+                assert await rl.record_reward("no-such-decision", 1.0) is False
+            assert any("not waiting (an unknown id" in str(w.message) for w in ws)
+            assert await rl.record_reward(meta["decision_id"], 1.0)
+        finally: await rl.close()
+    asyncio.run(run())

@@ -101,15 +101,15 @@ def _warn_ragged(cls, d: dict, n_envs):
 
 def describe_tuned(rec: dict, # A record from `tuned_overrides`
                   ) -> str:
-    "The one log line saying what the tuned table (or a minibatch adapted to the rollout) set."
+    "The one log line saying what the tuned table (or a minibatch adapted to the rollout) changed; empty when nothing."
     parts = []
-    if rec.get("source"):
+    if rec.get("source") and rec["fields"]:
         f = ", ".join(f"{k}={v}" for k, v in rec["fields"].items())
         parts.append(f"{rec['algo']} on {rec['env']}: rl-zoo3's tuned settings ({f})"
                      + (f", yours for {', '.join(rec['overridden'])}" if rec["overridden"] else "") + "; Trainer(tuned=False) for the defaults")
     for k, (a, b) in rec.get("adapted", {}).items():
         parts.append(f"{k} {a} -> {b}: one minibatch per rollout of n_envs * n_steps = {b} samples (set {k} to choose)")
-    return "loomnb: " + "; ".join(parts)
+    return "loomnb: " + "; ".join(parts) if parts else ""
 
 # %% ../../nbs/38e_train.tuned.ipynb #c73032d4
 def tuned_overrides(cls, # An `Algorithm` subclass (its `name` and `config_cls` are read)
@@ -127,13 +127,14 @@ def tuned_overrides(cls, # An `Algorithm` subclass (its `name` and `config_cls` 
     if tuned and base is None:
         warnings.warn(f"tuned=True: loomnb.train.tuned has no setting for {cls.name!r} on {_env_id(env)!r}; "
                       f"{cls.config_cls.__name__}'s defaults are used", stacklevel=3)
-    d = {**(base or {}), **user}
+    d, defaults = {**(base or {}), **user}, cls.config_cls().to_dict()
     adapted = _fit_minibatch(cls, d, user, n_envs)
     _warn_ragged(cls, d, n_envs)
     if base is None and not adapted: return config, None
     rec = {"source": "rl-zoo3" if base else None, "algo": cls.name, "env": _env_id(env),
-           "fields": {k: v for k, v in (base or {}).items() if k not in user and not (k == "n_envs" and n_envs is not None)},
+           "fields": {k: v for k, v in (base or {}).items()   # what the table changed (not overridden, not already the default)
+                      if k not in user and not (k == "n_envs" and n_envs is not None) and defaults.get(k) != v},
            "overridden": sorted(k for k in (base or {}) if k in user or (k == "n_envs" and n_envs is not None)),
            "adapted": {k: list(v) for k, v in adapted.items()}}
-    print(describe_tuned(rec))
+    if describe_tuned(rec): print(describe_tuned(rec))
     return d, rec

@@ -246,12 +246,14 @@ _GRID = ("rollout/ep_return", "eval/mean_return", "rollout/ep_length", "time/tot
          "train/policy_loss", "train/value_loss", "train/entropy", "train/approx_kl", "train/clipfrac", "train/explained_var")
 _DASHBOARDS = {}   # Jupyter cell id (None outside Jupyter) -> weakref to the last TrainingDashboard made there
 
+def _fmt(v) -> str: return f"{v:,.0f}" if float(v).is_integer() and abs(v) < 1e12 else f"{v:.4g}"
+
 def _metrics_grid(latest: dict, columns: int=3) -> str:
     "The dashboard's metrics: a compact table of the key ones, short labels (the full key on hover)."
     items = [(k, latest[k]) for k in _GRID if k in latest]
     if not items: return "<i>no metrics yet</i>"
     cell = lambda k, v: (f"<td title='{k}' style='padding:1px 6px;color:#555'>{k.split('/')[-1].replace('_', ' ')}</td>"
-                         f"<td style='padding:1px 10px 1px 2px;text-align:right;font-family:monospace'>{v:,.4g}</td>")
+                         f"<td style='padding:1px 10px 1px 2px;text-align:right;font-family:monospace'>{_fmt(v)}</td>")
     rows = [items[i:i + columns] for i in range(0, len(items), columns)]
     return "<table style='border-collapse:collapse;font-size:12px'>" + "".join(
         "<tr>" + "".join(cell(k, v) for k, v in r) + "</tr>" for r in rows) + "</table>"
@@ -334,5 +336,17 @@ class TrainingDashboard:
         self.metrics.value = _metrics_grid(c.collector.latest) + (f"<br><b>error</b>: {html.escape(repr(c.error), quote=False)}" if c.error else "")
         if force or time.monotonic() - self._last_draw >= self.redraw_every or st in ("finished", "stopped", "failed"):
             self._last_draw = time.monotonic(); self.curve.value = _curve_svg(c.collector, c.total_timesteps)
+
+    def snapshot_html(self) -> str:
+        "A static HTML picture of the dashboard now (buttons, progress, curve, metrics): for docs and reports, where widgets do not run."
+        c, s = self.ctl, self.ctl.trainer.state
+        btn = lambda b: (f"<button style='margin:2px;padding:3px 12px' {'disabled' if b.disabled else ''}>{html.escape(b.description)}</button>")
+        svg = _curve_svg(c.collector, c.total_timesteps).decode()
+        svg = svg[svg.index("<svg"):]
+        return (f"<div style='font-family:system-ui,sans-serif;font-size:13px;max-width:660px'>"
+                + "".join(btn(b) for b in (self.start_btn, self.pause_btn, self.resume_btn, self.stop_btn))
+                + f"<div style='margin:4px 0'>{html.escape(c.status)}: {s.global_step:,} / {c.total_timesteps:,} steps "
+                f"<progress value='{self.progress.value:.3f}' max='1' style='width:300px'></progress></div>"
+                f"<div style='width:640px'>{svg}</div>{self.metrics.value}</div>")
 
     def _ipython_display_(self): __import__("IPython").display.display(self.box)

@@ -50,6 +50,10 @@ def test_train_summary_eval_errors(tmp_path):
     assert "--episodes must be a positive" in err("--episodes", "0")
     assert "this checkpoint was trained on CartPole-v1" in err("--env", "Pendulum-v1")
     assert "holds a 'ppo' run, not 'dqn'" in err("--algo", "dqn")
+    r = cli("eval", "--checkpoint", "m.pt", "--episodes", "2", "--registry", "r.sqlite", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    runs = json.loads(cli("runs", "--registry", "r.sqlite", "list", "--json", cwd=tmp_path).stdout)
+    assert [x["kind"] for x in runs] == ["train", "eval"] and runs[-1]["status"] == "completed"   # failed evals were never started
 
 def test_runs_show_into_head(tmp_path):
     "`loomnb runs show ID | head -1`: the reader closes the pipe early; no BrokenPipeError traceback, exit 0."

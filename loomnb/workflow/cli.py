@@ -54,6 +54,8 @@ def _add_eval(sub):
     p.add_argument("--stochastic", action="store_true", help="sample actions instead of the greedy/mean action")
     p.add_argument("--algo", "--algorithm", dest="algo", help="checked against the algorithm the checkpoint names")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--registry", help="run registry database (default $LOOMNB_REGISTRY or runs/registry.sqlite)")
+    p.add_argument("--no-registry", action="store_true", dest="no_registry", help="do not record the evaluation")
 
 def _add_run(sub):
     p = sub.add_parser("run", help="run a notebook over a grid x seeds with papermill",
@@ -154,8 +156,16 @@ def cmd_eval(a) -> int:
         env.close(); (o, act), (o2, act2) = spaces(te), spaces(env)
         raise ValueError(f"--env {env_id}: this checkpoint was trained on {trained_on} (observations of shape {o}, actions {act}); "
                          f"{env_id} has observations of shape {o2} and actions {act2}")
-    r = evaluate(tr, env, a.episodes, deterministic=not a.stochastic, seed=a.seed); env.close()
+    reg = None if a.no_registry else RunRegistry(a.registry)
+    rid = reg.start(params={"checkpoint": str(a.checkpoint), "env": env_id, "episodes": a.episodes, "seed": a.seed,
+                            "stochastic": a.stochastic}, seed=a.seed, algo=tr.algo.name, env=env_id, kind="eval") if reg else None
+    try: r = evaluate(tr, env, a.episodes, deterministic=not a.stochastic, seed=a.seed)
+    except BaseException as e:
+        if reg: reg.fail(rid, e)
+        raise
+    finally: env.close()
     s = {"env": env_id, **r.summary()}
+    if reg: reg.finish(rid, metrics={f"eval/{k}": v for k, v in s.items() if isinstance(v, (int, float))}, checkpoint=a.checkpoint)
     print(json.dumps(s) if a.json else f"{env_id}: mean return {s['mean_return']:.2f} ± {s['std_return']:.2f} "
           f"(95% CI [{s['ci_low']:.2f}, {s['ci_high']:.2f}], IQM {s['iqm_return']:.2f}) over {s['n_episodes']} episodes")
     return 0

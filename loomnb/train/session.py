@@ -79,7 +79,7 @@ def summary_rows(metrics: dict, # A run's summary (`Trainer.train`'s dict, or `t
         ev += f"  (95% CI {m['eval/ci_low']:.1f} to {m['eval/ci_high']:.1f}, {m.get('eval/n_episodes', '?')} episodes)"
     t = m.get("time_elapsed")
     rows = [("return (last 100 episodes)", _num(m.get("mean_reward"), ".1f")), ("eval return", ev),
-            ("steps", _num(m.get("total_timesteps"), ",d")), ("time", None if t is None else f"{t:.1f} s"),
+            ("steps", _num(m.get("total_timesteps"), ",.0f")), ("time", None if t is None else f"{t:.1f} s"),
             ("steps/s", _num(m.get("sps"), ",.0f")), ("checkpoint", None if checkpoint is None else str(checkpoint)),
             ("stopped by", m.get("stop_reason") or None)]
     return [(k, v) for k, v in rows if v is not None]

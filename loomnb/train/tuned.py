@@ -127,6 +127,8 @@ def tuned_overrides(cls, # An `Algorithm` subclass (its `name` and `config_cls` 
     if tuned and base is None:
         warnings.warn(f"tuned=True: loomnb.train.tuned has no setting for {cls.name!r} on {_env_id(env)!r}; "
                       f"{cls.config_cls.__name__}'s defaults are used", stacklevel=3)
+    if base and "n_envs" in base and not isinstance(env, str) and hasattr(env, "num_envs"):
+        base["n_envs"] = env.num_envs   # a ready VecEnv keeps its number of copies (the minibatch follows below)
     d, defaults = {**(base or {}), **user}, cls.config_cls().to_dict()
     adapted = _fit_minibatch(cls, d, user, n_envs)
     _warn_ragged(cls, d, n_envs)

@@ -6,622 +6,45 @@ Docs: https://loomorg.github.io/loomnb/bandits.service.html.md"""
 
 # %% ../../nbs/94_bandits.service.ipynb #c003
 from __future__ import annotations
-import asyncio, bisect, contextlib, functools, itertools, math, os, random, sqlite3, time, tomllib, uuid, warnings
-from collections import OrderedDict
-from pathlib import Path
-import redis.exceptions as rex
-from prometheus_client import Counter, Histogram, Gauge, REGISTRY
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
+import asyncio, itertools, os, time, uuid, warnings
+from typing import Mapping
 import numpy as np
-from ..core import Config, ConfigError, did_you_mean
-from .core import WeightSchemaError, Transition, as_state, as_actions
-from .algorithms import AlgorithmParameters, ALGORITHMS, RECOMMENDED_ALGORITHM, BaseBandit, make_algorithm
-from .memory import RLMemorySettings, NormalizationState, pack_experience, unpack_experience
+from ..core import did_you_mean
+from .core import WeightSchemaError
+from .algorithms import make_algorithm
+from .memory import NormalizationState
 from .sqlite_memory import SQLiteRLMemory
 from .redis_memory import RedisRLMemory
-from .versioning import PromotionGate, PromotionGateSettings, GateDecision
+from .versioning import PromotionGate
+from .settings import ResilienceSettings, RLSettings
+from .resilience import CircuitOpenError, CircuitBreaker, ResilienceOrchestrator
+from .metrics import RLMetrics
+from .trainers import (TRAINERS, LockingProtocol, AsyncioLockProvider, RedisLockProvider,
+                                     RLTrainingStrategy, OnlineTrainer, BatchTrainer, PendingDecision,
+                                     DelayedRewardJoiner, SharedRewardJoiner, finite_reward, check_id, maybe_await)
 
 # %% auto #0
-__all__ = ['TRAINERS', 'ResilienceSettings', 'RLSettings', 'CircuitOpenError', 'CircuitBreaker', 'ResilienceOrchestrator',
-           'RLMetrics', 'LockingProtocol', 'RLTrainingStrategy', 'AsyncioLockProvider', 'RedisLockProvider',
-           'OnlineTrainer', 'BatchTrainer', 'PendingDecision', 'DelayedRewardJoiner', 'SharedRewardJoiner',
-           'ReinforcementLearningService', 'ReinforcementLearningFactory']
+__all__ = ['ReinforcementLearningService', 'ReinforcementLearningFactory']
 
-# %% ../../nbs/94_bandits.service.ipynb #c006
-@dataclass
-class ResilienceSettings(Config):
-    "Retries with exponential backoff and a circuit breaker around storage calls."
-    retries: int = 3                  # Retries after the first attempt (0 = fail fast)
-    base_delay: float = 0.005         # Backoff before retry i is base_delay * 2**i (plus up to 50% jitter)
-    max_delay: float = 0.5            # Cap of one backoff
-    failure_threshold: int = 5        # Consecutive failed calls that open the circuit
-    reset_timeout: float = 5.0        # Seconds the circuit stays open before one trial call (half-open)
-    def validate(self):
-        self.check_range("retries", 0); self.check_range("base_delay", 0); self.check_range("max_delay", 0)
-        self.check_range("failure_threshold", 1); self.check_range("reset_timeout", 0)
+# %% ../../nbs/94_bandits.service.ipynb #c043
+class _StateNormalization:
+    "Optional context normalisation of the service (a base of `ReinforcementLearningService`)."
+    def _normalized(self, model_id, x):
+        if not self.settings.normalize_states: return x
+        ns = self._norm.get(model_id)
+        return x if ns is None or ns.count < 2 else ns.normalize(x)
 
-_SUBTABLES = {"algorithm_parameters": AlgorithmParameters, "memory": RLMemorySettings,
-              "promotion": PromotionGateSettings, "resilience": ResilienceSettings}
+    async def _observe(self, model_id, x):
+        ns = self._norm.get(model_id)
+        if ns is None:
+            d = await self.memory.load_norm_stats(model_id)
+            ns = self._norm[model_id] = NormalizationState.from_dict(d) if d else NormalizationState(len(x))
+        ns.update(x)
+        if ns.count % 100 == 0: await self.memory.save_norm_stats(model_id, ns.to_dict())
 
-@dataclass
-class RLSettings(Config):
-    "Settings of the decision engine (the reference's `[ai.rl]` section plus loomnb's additions)."
-    enabled: bool = True                         # When False, get_action serves uniformly random actions (logged as such)
-    default_algorithm: str = RECOMMENDED_ALGORITHM # "linucb" (recommended), "linear_thompson", "contextual_bandit", "epsilon_greedy", "softmax"
-    trainer_type: str = "online"                 # "online" (update per feedback) or "batch" (store now, train later)
-    algorithm_parameters: AlgorithmParameters = field(default_factory=AlgorithmParameters) # Hyperparameters
-    memory: RLMemorySettings = field(default_factory=RLMemorySettings) # Persistence
-    promotion: PromotionGateSettings = field(default_factory=PromotionGateSettings) # Pre-promote gate
-    resilience: ResilienceSettings = field(default_factory=ResilienceSettings) # Retries and circuit breaker
-    reward_wait_seconds: float = 0.0             # > 0 turns on delayed rewards: how long a decision waits for record_reward
-    default_reward: float = 0.0                  # Reward applied to decisions whose reward never arrives
-    max_pending_decisions: int = 100_000         # Cap of decisions awaiting a reward in this process (oldest get the default reward; pending_store="process")
-    pending_store: str = "memory"                # Where decisions wait for delayed rewards: "memory" (the backend: any process can join or expire them) or "process"
-    snapshot_every: int = 0                      # Online trainer: snapshot a version every N updates per model (0 = never)
-    commit_every: int = 1                        # Online trainer: persist every N feedbacks per model in one transaction (1 = each feedback is stored before it returns; N > 1: a crash loses at most N - 1)
-    commit_interval_seconds: float = 0.05        # Online trainer with commit_every > 1: also persist once the oldest unpersisted feedback is this old
-    group_commit: bool = True                    # Online trainer with commit_every = 1: feedbacks to one model that arrive while its write is in flight are written together in the next transaction (each still returns only once it is stored)
-    normalize_states: bool = False               # Standardise contexts with persisted running statistics
-
-    def __post_init__(self):
-        for k, cls in _SUBTABLES.items():
-            v = getattr(self, k)
-            if isinstance(v, Mapping): object.__setattr__(self, k, cls.from_dict(dict(v)))
-        super().__post_init__()
-    def validate(self):
-        self.check_choice("default_algorithm", list(ALGORITHMS)); self.check_choice("trainer_type", ["online", "batch"])
-        self.check_range("reward_wait_seconds", 0); self.check_range("max_pending_decisions", 1)
-        self.check_range("snapshot_every", 0); self.check_choice("pending_store", ["memory", "process"])
-        self.check_range("commit_every", 1); self.check_range("commit_interval_seconds", 0)
-
-# %% ../../nbs/94_bandits.service.ipynb #c008
-def _deep_merge(a: dict, b: dict) -> dict:
-    out = dict(a)
-    for k, v in b.items(): out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-def _from_toml(cls, path_or_text, environment: str="default") -> RLSettings:
-    "Settings from a TOML file path or TOML text: `[default.ai.rl]` overlaid by `[<environment>.ai.rl]`."
-    s = str(path_or_text); p = Path(s)
-    is_file = "\n" not in s and "=" not in s and p.exists()
-    try: data = tomllib.loads(p.read_text() if is_file else s)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise ConfigError(f"RLSettings.from_toml: {repr(str(p)) if is_file else 'the TOML text'} is not valid TOML: {e}") from None
-    sec = lambda root: ((root or {}).get("ai") or {}).get("rl")
-    found = [x for x in (sec(data), sec(data.get("default")), sec(data.get(environment)) if environment != "default" else None) if x]
-    if not found:
-        raise ConfigError(f"no [ai.rl] or [default.ai.rl] section in the settings{'' if environment == 'default' else f' (environment {environment!r})'}")
-    merged = {}
-    for f in found: merged = _deep_merge(merged, f)
-    return cls.from_dict(merged)
-
-RLSettings.from_toml = classmethod(_from_toml)
-
-# %% ../../nbs/94_bandits.service.ipynb #c013
-class CircuitOpenError(RuntimeError):
-    "The circuit breaker is open: the storage backend failed repeatedly and is not being called."
-
-def _transient_errors() -> tuple:
-    errs = [ConnectionError, TimeoutError, asyncio.TimeoutError, sqlite3.OperationalError]
-    errs += [rex.ConnectionError, rex.TimeoutError, rex.BusyLoadingError]
-    return tuple(errs)
-
-class CircuitBreaker:
-    "Closed -> open after `failure_threshold` consecutive failures -> half-open after `reset_timeout` -> closed on success."
-    def __init__(self, failure_threshold: int=5, reset_timeout: float=5.0, clock: Callable[[], float]=time.monotonic):
-        self.failure_threshold, self.reset_timeout, self.clock = failure_threshold, reset_timeout, clock
-        self.failures, self.opened_at = 0, None
-    @property
-    def state(self) -> str:
-        if self.opened_at is None: return "closed"
-        return "half_open" if self.clock() - self.opened_at >= self.reset_timeout else "open"
-    def allow(self) -> bool: return self.state != "open"
-    def record_success(self): self.failures, self.opened_at = 0, None
-    def record_failure(self):
-        self.failures += 1
-        if self.failures >= self.failure_threshold or self.opened_at is not None: self.opened_at = self.clock()
-
-class ResilienceOrchestrator:
-    "Retry transient errors with exponential backoff, behind a circuit breaker."
-    def __init__(self, settings: ResilienceSettings | dict | None = None, # Retry and breaker settings
-                 retry_on: tuple | None = None, # Exception types treated as transient (default: connection/timeouts/locks)
-                 clock: Callable[[], float]=time.monotonic, sleep: Callable=asyncio.sleep):
-        self.settings = settings if isinstance(settings, ResilienceSettings) else ResilienceSettings.from_dict(settings or {})
-        self.retry_on = retry_on or _transient_errors()
-        self.breaker = CircuitBreaker(self.settings.failure_threshold, self.settings.reset_timeout, clock)
-        self.sleep, self.retries_done = sleep, 0
-    async def call(self, fn: Callable, *args, **kwargs):
-        "Await `fn(*args, **kwargs)` with retries; CircuitOpenError while the breaker is open."
-        if not self.breaker.allow(): raise CircuitOpenError(f"storage circuit open after {self.breaker.failures} failures; retrying in <= {self.settings.reset_timeout}s")
-        s = self.settings
-        for attempt in range(s.retries + 1):
-            try: out = await fn(*args, **kwargs)
-            except self.retry_on as e:
-                if attempt == s.retries or self.breaker.state == "half_open": self.breaker.record_failure(); raise
-                self.retries_done += 1
-                await self.sleep(min(s.max_delay, s.base_delay * 2 ** attempt) * (1 + 0.5 * random.random()))
-                continue
-            self.breaker.record_success(); return out
-
-# %% ../../nbs/94_bandits.service.ipynb #c017
-_LATENCY_BUCKETS = (1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, .01, .025, .05, .1, .25, .5, 1., 2.5)
-_REWARD_BUCKETS = (0., .1, .25, .5, .75, 1., 2., 5., 10., 100.)  # no negative bound: prometheus_client drops _sum then
-_REGISTERED: dict[int, tuple] = {}  # id(registry) -> (registry, metrics); the strong reference keeps ids unique
-
-def _metric_family(registry):
-    reg = registry if registry is not None else REGISTRY
-    if id(reg) in _REGISTERED: return _REGISTERED[id(reg)][1]
-    m = dict(
-        exploration=Counter("rl_exploration_total", "Decisions where the agent explored instead of exploiting", ["algorithm"], registry=reg),
-        reward=Histogram("rl_reward_distribution", "Distribution of rewards received", ["algorithm"], buckets=_REWARD_BUCKETS, registry=reg),
-        ops=Counter("rl_operations_total", "RL operations by algorithm, operation and status", ["algorithm", "operation", "status"], registry=reg),
-        dur=Histogram("rl_operation_duration_seconds", "Latency of RL operations", ["algorithm", "operation", "status"], buckets=_LATENCY_BUCKETS, registry=reg),
-        decisions=Counter("ai_rl_model_decisions_total", "Decisions served per model, by explore/exploit", ["model_id", "outcome"], registry=reg),
-        model_reward=Histogram("ai_rl_model_reward", "Per-model reward stream", ["model_id"], buckets=_REWARD_BUCKETS, registry=reg),
-        l2=Gauge("ai_rl_model_weight_l2_norm", "L2 norm of the learnable weights", ["model_id"], registry=reg),
-        maxabs=Gauge("ai_rl_model_weight_max_abs", "Largest absolute learnable weight", ["model_id"], registry=reg),
-        nparams=Gauge("ai_rl_model_parameter_count", "Number of learnable parameters", ["model_id"], registry=reg),
-        promotions=Counter("ai_rl_model_promotions_total", "Offline training outcomes", ["model_id", "outcome"], registry=reg),
-        joins=Counter("ai_rl_model_rewards_joined_total", "Delayed rewards by join outcome", ["model_id", "outcome"], registry=reg))
-    _REGISTERED[id(reg)] = (reg, m)
-    return m
-
-def _observer(h) -> Callable[[float], None]:
-    "A fast `h.observe` of histogram child `h` (bisect on its bounds); `h.observe` itself when the client's internals differ."
-    try: bounds, buckets, total = list(h._upper_bounds), list(h._buckets), h._sum
-    except (AttributeError, TypeError): return h.observe
-    if len(buckets) != len(bounds) or not bounds or bounds[-1] != math.inf or not hasattr(total, "inc"): return h.observe
-    add, find = total.inc, bisect.bisect_left
-    def observe(v):
-        if v != v: return h.observe(v)  # nan: the client's own handling
-        add(v); buckets[find(bounds, v)].inc(1)  # the first bucket with v <= bound, as `observe` picks it
-    return observe
-
-def _incrementer(c) -> Callable[[], None]:
-    "A fast `c.inc()` of counter child `c` (its value's `inc(1)`); `c.inc` itself when the client's internals differ."
-    v = getattr(c, "_value", None)
-    return functools.partial(v.inc, 1) if callable(getattr(v, "inc", None)) else c.inc
-
-class RLMetrics:
-    "The decision engine's Prometheus metrics with cached labelled children."
-    def __init__(self, registry=None): # A prometheus_client CollectorRegistry (default: the global REGISTRY)
-        self.m = _metric_family(registry); self._children: dict[tuple, Any] = {}
-    def child(self, name: str, *labels):
-        "The cached child of metric `name` for `labels`."
-        key = (name, *labels)
-        c = self._children.get(key)
-        if c is None: c = self._children[key] = self.m[name].labels(*labels)
-        return c
-    def decision(self, algorithm: str, model_id: str, explored: bool, seconds: float, status: str="success"):
-        key = ("decided", algorithm, model_id, explored, status)
-        c = self._children.get(key)
-        if c is None:
-            c = [_incrementer(self.child("ops", algorithm, "predict", status))]
-            if status == "success":
-                c.append(_incrementer(self.child("decisions", model_id, "explore" if explored else "exploit")))
-                if explored: c.append(_incrementer(self.child("exploration", algorithm)))
-            c = self._children[key] = (_observer(self.child("dur", algorithm, "predict", status)), tuple(c))
-        c[0](seconds)
-        for inc in c[1]: inc()
-    def feedback(self, algorithm: str, model_id: str, reward: float):
-        self.child("reward", algorithm).observe(reward); self.child("model_reward", model_id).observe(reward)
-    def updated(self, algorithm: str, model_id: str, reward: float, seconds: float):
-        "A successful update: `operation(..., 'update', 'success', ...)` plus `feedback`, by one cached function."
-        f = self._children.get(("updated", algorithm, model_id))
-        if f is None: f = self._children[("updated", algorithm, model_id)] = self._updater(algorithm, model_id)
-        f(reward, seconds)
-    def _updater(self, algorithm, model_id):
-        inc, dur = _incrementer(self.child("ops", algorithm, "update", "success")), _observer(self.child("dur", algorithm, "update", "success"))
-        o1, o2 = _observer(self.child("reward", algorithm)), _observer(self.child("model_reward", model_id))
-        def f(reward, seconds): inc(); dur(seconds); o1(reward); o2(reward)
-        return f
-    def operation(self, algorithm: str, operation: str, status: str, seconds: float):
-        self.child("ops", algorithm, operation, status).inc(); self.child("dur", algorithm, operation, status).observe(seconds)
-    def health(self, model_id: str, h):
-        self.child("l2", model_id).set(h.l2_norm); self.child("maxabs", model_id).set(h.max_abs_weight)
-        self.child("nparams", model_id).set(h.parameter_count)
-
-# %% ../../nbs/94_bandits.service.ipynb #c021
-@runtime_checkable
-class LockingProtocol(Protocol):
-    "A lock provider: `async with provider.lock(key): ...` excludes other holders of `key`."
-    def lock(self, key: str) -> Any: ...
-
-@runtime_checkable
-class RLTrainingStrategy(Protocol):
-    "The reference's training-strategy contract, implemented by OnlineTrainer and BatchTrainer."
-    async def process_experience(self, model_id: str, algorithm, memory, state_vector, action_index: int, reward: float,
-                                 next_state_vector=None, propensity=None, available_actions=None) -> float: ...
-    async def train_offline(self, model_id: str, algorithm, memory, batch_size: int = 32) -> bool: ...
-
-class AsyncioLockProvider:
-    "Per-key asyncio locks (one process)."
-    def __init__(self): self._locks: dict[str, asyncio.Lock] = {}
-    def lock(self, key: str) -> asyncio.Lock:
-        l = self._locks.get(key)
-        if l is None: l = self._locks[key] = asyncio.Lock()
-        return l
-
-class RedisLockProvider:
-    "Distributed per-key lock on Redis (SET NX PX with a token, compare-and-delete release)."
-    _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
-    def __init__(self, client, ttl: float=5.0, prefix: str="loomnb:ai:rl:lock:"): # ttl: seconds before a dead holder's lock expires
-        self.client, self.ttl, self.prefix = client, ttl, prefix
-    @contextlib.asynccontextmanager
-    async def lock(self, key: str):
-        token, k, delay = uuid.uuid4().hex, self.prefix + key, 0.0005
-        while not await self.client.set(k, token, nx=True, px=int(self.ttl * 1000)):
-            await asyncio.sleep(delay); delay = min(delay * 2, 0.02)
-        try: yield
-        finally: await self.client.eval(self._RELEASE, 1, k, token)
-
-# %% ../../nbs/94_bandits.service.ipynb #c022
-def _finite_reward(reward) -> float:
-    "`reward` as a finite float, else a ValueError naming it."
-    if type(reward) is float and math.isfinite(reward): return reward
-    if isinstance(reward, (str, bytes)): raise ValueError(f"`reward` must be a finite number, got the string {reward!r} (convert it first)")
-    try: r = float(reward)
-    except (TypeError, ValueError): raise ValueError(f"`reward` must be a finite number, got {reward!r}") from None
-    if isinstance(reward, bool) or not math.isfinite(r): raise ValueError(f"`reward` must be a finite number, got {reward!r}")
-    return r
-
-def _check_id(name, v) -> str:
-    "`v` if it is a non-empty str, else a ValueError naming `name`."
-    if type(v) is not str or not v: raise ValueError(f"`{name}` must be a non-empty str, got {v!r}")
-    return v
-
-def _experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions):
-    "A feedback's stored record (`store_experience` keywords), its fields checked here: a bad one raises a ValueError naming it before any write."
-    if type(action_index) is not int or action_index < 0:
-        if isinstance(action_index, bool) or not isinstance(action_index, (int, np.integer)) or action_index < 0:
-            raise ValueError(f"`action_index` must be a non-negative int, got {action_index!r}")
-    reward = _finite_reward(reward)
-    if propensity is not None:
-        try: p = float(propensity)
-        except (TypeError, ValueError): p = float("nan")
-        if not 0.0 <= p <= 1.0: raise ValueError(f"`propensity` must be a probability in [0, 1], got {propensity!r}")
-        propensity = p
-    return dict(state_vector=state_vector, action_index=int(action_index), reward=reward,
-                next_state_vector=None if next_state_vector is None else as_state(next_state_vector, "next_state_vector"),
-                propensity=propensity, available_actions=None if available_actions is None else as_actions(available_actions))
-
-def _update_many(algorithm, w, feedbacks) -> tuple:
-    "`algorithm.update_many_sync(w, feedbacks)`; `BaseBandit`'s (`update_sync` and a validation per feedback) for an algorithm without one."
-    many = getattr(algorithm, "update_many_sync", None)
-    return many(w, feedbacks) if many is not None else BaseBandit.update_many_sync(algorithm, w, feedbacks)
-
-def _checked_update(algorithm, w, x, a, r, x2) -> tuple:
-    "One online update of weights `w`, validated: (new weights, TD error)."
-    new, tds = _update_many(algorithm, w, ((x, a, r, x2),)); return new, tds[0]
-
-class _TrainerBase:
-    def __init__(self, lock_provider=None, # Optional distributed lock (`.lock(key)` async context manager)
-                 gate: PromotionGate | None = None, # Pre-promote gate for train_offline
-                 metrics: RLMetrics | None = None, resilience: ResilienceOrchestrator | None = None,
-                 snapshot_every: int=0, seed: int | None = None):
-        self.lock_provider, self.gate, self.metrics = lock_provider, gate or PromotionGate(), metrics
-        self.resilience = resilience or ResilienceOrchestrator(dict(retries=0, failure_threshold=10**9))
-        self.snapshot_every, self.rng = snapshot_every, np.random.default_rng(seed)
-        self._local = AsyncioLockProvider(); self._since_snapshot: dict[str, int] = {}; self._updates: dict[str, int] = {}
-        self.health_every = 100  # online trainer: export weight-health gauges every this many updates per model
-        self.last_decision: GateDecision | None = None
-    def _guard(self, model_id):
-        "The per-model lock: this process's asyncio lock, plus the distributed one when a provider is configured."
-        return self._local.lock(model_id) if self.lock_provider is None else self._both(model_id)
-    @contextlib.asynccontextmanager
-    async def _both(self, model_id):
-        async with self._local.lock(model_id):
-            async with self.lock_provider.lock(model_id): yield
-    def _health(self, algorithm, model_id, w):
-        if self.metrics is not None: self.metrics.health(model_id, algorithm.weight_health(w))
-
-# %% ../../nbs/94_bandits.service.ipynb #c024
-class _OfflineMixin:
-    async def train_offline(self, model_id: str, algorithm, memory, batch_size: int=32) -> bool:
-        "Replay a sampled batch into a candidate, gate it, and save + snapshot it if promoted."
-        call = self.resilience.call
-        batch = await call(memory.sample_experiences, model_id, batch_size)
-        if not batch: return False
-        train, hold = self.gate.split(batch, self.rng)
-        def fit(w):
-            tds = []
-            for e in train:
-                w, td = algorithm.update_sync(w or {}, e.state_vector, e.action_index, e.reward, e.next_state_vector)
-                tds.append((e.id, abs(td)))
-            return w, tds
-        async with self._guard(model_id):
-            current = await call(memory.load_weights, model_id)
-            cand, tds = fit(current)
-            if memory.settings.sampling_mode == "prioritized": await call(memory.update_priorities, model_id, tds)
-            d = self.last_decision = self.gate.check(algorithm, cand, current, [e.to_transition() for e in hold])
-            if self.metrics is not None: self.metrics.child("promotions", model_id, "promoted" if d.promoted else "rejected").inc()
-            if not d.promoted: return False
-            def commit(w):  # weights changed meanwhile: re-apply the batch on top instead of overwriting
-                new = cand if w is current else fit(w)[0]
-                return algorithm.validate_weights(new, copy=False), new
-            saved = await call(memory.atomic_update, model_id, commit)
-            meta = {"health": algorithm.weight_health(saved)._asdict(), "batch_size": len(train), "gate": d._asdict()}
-            await call(memory.snapshot_weights, model_id, saved, meta)
-            self._health(algorithm, model_id, saved)
-            return True
-
-class _Batch:
-    "Online updates of one model not persisted yet (`commit_every > 1`)."
-    def __init__(self, base): self.base, self.weights, self.exps, self.touched, self.since = base, base, [], set(), time.monotonic()
-
-class _Group:
-    "Group commit state of one model: whether a write is in flight, and the feedbacks waiting for the next one."
-    __slots__ = ("busy", "queue")
-    def __init__(self): self.busy, self.queue = False, []
-
-_LEAD = object()  # a waiter's future gets this when it is to write the next group
-
-def _others_ready(loop) -> bool:
-    "Whether other callbacks wait to run on `loop` (asyncio's ready queue; True when the loop does not expose it)."
-    r = getattr(loop, "_ready", None)
-    return True if r is None else len(r) > 0
-
-class OnlineTrainer(_OfflineMixin, _TrainerBase):
-    "Update the weights on every feedback (load -> update -> save as one transaction, or one per `commit_every` feedbacks)."
-    def __init__(self, *args, commit_every: int=1, # Persist every N feedbacks per model in one transaction (1: each feedback before it returns)
-                 commit_interval: float=0.05, # ...or when the oldest unpersisted feedback is this many seconds old
-                 group_commit: bool=True, # commit_every=1: feedbacks arriving while a write is in flight share the next transaction
-                 **kwargs):
-        super().__init__(*args, **kwargs)
-        self.commit_every, self.commit_interval, self._batches = commit_every, commit_interval, {}
-        self.group_commit, self._groups, self._group_tasks = group_commit, {}, set()
-        self.groups_written = 0  # transactions committed with group commit on (alone or shared): below one per feedback when grouped
-    async def process_experience(self, model_id, algorithm, memory, state_vector, action_index, reward,
-                                 next_state_vector=None, propensity=None, available_actions=None) -> float:
-        "Apply one feedback to the model's weights and store the experience; returns the TD error once it is stored."
-        if self.commit_every > 1:
-            return await self._batched(model_id, algorithm, memory, state_vector, action_index, reward, next_state_vector,
-                                       propensity, available_actions)
-        fb = (state_vector, action_index, reward, next_state_vector, propensity, available_actions)
-        if self.group_commit: return await self._grouped(model_id, algorithm, memory, fb)
-        return await self._write_one(model_id, algorithm, memory, fb)
-    async def _write_one(self, model_id, algorithm, memory, fb) -> float:
-        "`_write` of a single feedback (the uncontended path), raising its error."
-        x, a, r, x2 = fb[:4]
-        one = getattr(algorithm, "updates_one_action", False) and type(a) is int and a >= 0
-        def step(w):
-            new, td = _checked_update(algorithm, w, x, a, r, x2)
-            return new, (new, td)
-        async with self._guard(model_id):
-            new, td = await self.resilience.call(memory.atomic_update, model_id, step, experience=_experience(*fb), touched=[a] if one else None)
-            await self._after_write(model_id, algorithm, memory, new, 1)
-        return td
-    async def _write(self, model_id, algorithm, memory, fbs) -> list:
-        "Apply feedbacks `fbs` in order and store them in one transaction; per feedback its TD error or its exception."
-        one = getattr(algorithm, "updates_one_action", False) and all(type(f[1]) is int and f[1] >= 0 for f in fbs)
-        bad: dict[int, BaseException] = {}
-        exps: dict[int, dict] = {}
-        for i, f in enumerate(fbs):  # a bad stored field (next state, propensity, ...) fails its own caller, before any write
-            try: exps[i] = _experience(*f)
-            except (ValueError, TypeError) as e: bad[i] = e
-        while True:
-            todo = [i for i in range(len(fbs)) if i not in bad]
-            if not todo: return [bad[i] for i in range(len(fbs))]
-            def step(w):  # the algorithm's group update (ridge: one copy of the arrays for the whole group)
-                try: w, tds = _update_many(algorithm, w, [fbs[i][:4] for i in todo])
-                except (ValueError, TypeError) as e:
-                    k = getattr(e, "feedback_index", None)
-                    if k is None: raise
-                    raise _BadFeedback(todo[k], e) from e
-                return w, (w, tds)
-            touched = sorted({fbs[i][1] for i in todo}) if one else None
-            try:
-                async with self._guard(model_id):
-                    new, tds = await self.resilience.call(memory.atomic_update, model_id, step, touched=touched,
-                                                          experiences=[exps[i] for i in todo])
-                    await self._after_write(model_id, algorithm, memory, new, len(todo))
-            except _BadFeedback as e:  # one caller's input is invalid: fail that caller only, write the others
-                bad[e.index] = e.error; continue
-            out = dict(zip(todo, tds)); out.update(bad)
-            return [out[i] for i in range(len(fbs))]
-    async def _after_write(self, model_id, algorithm, memory, new, n):
-        "Weight-health gauges every `health_every` updates, and a snapshot every `snapshot_every`."
-        u0 = self._updates.get(model_id, 0); u = self._updates[model_id] = u0 + n
-        if u0 == 0 or u0 // self.health_every != u // self.health_every: self._health(algorithm, model_id, new)
-        if self.snapshot_every:
-            k = self._since_snapshot[model_id] = self._since_snapshot.get(model_id, 0) + n
-            if k >= self.snapshot_every:
-                self._since_snapshot[model_id] = 0
-                await self.resilience.call(memory.snapshot_weights, model_id, new, {"health": algorithm.weight_health(new)._asdict(), "online_updates": k})
-                self._health(algorithm, model_id, new)
-
-class _BadFeedback(Exception):
-    "Internal: feedback `index` of a group failed validation (its caller gets `error`)."
-    def __init__(self, index, error): super().__init__(index, error); self.index, self.error = index, error
-
-class BatchTrainer(_OfflineMixin, _TrainerBase):
-    "Store experiences instantly; weights change only in `train_offline`."
-    async def process_experience(self, model_id, algorithm, memory, state_vector, action_index, reward,
-                                 next_state_vector=None, propensity=None, available_actions=None) -> float:
-        "Store the experience for later replay; returns nan (no TD error is computed)."
-        await self.resilience.call(memory.store_experience, model_id, state_vector, int(action_index), float(reward),
-                                   next_state_vector, propensity=propensity, available_actions=available_actions)
-        return math.nan
-
-TRAINERS = {"online": OnlineTrainer, "batch": BatchTrainer}
-
-async def _grouped(self, model_id, algorithm, memory, fb) -> float:
-    "Group commit: join the model's next write if one is in flight, else write now with whatever has queued."
-    loop = asyncio.get_running_loop()
-    g = self._groups.get(model_id)
-    if g is None: g = self._groups[model_id] = _Group()
-    if not g.busy and not _others_ready(loop):  # nothing in flight and nobody else about to run: write this one now
-        g.busy = True
-        try: td = await self._write_one(model_id, algorithm, memory, fb)
-        finally: _hand_on(g)  # whoever queued during the write (Redis round trip) goes next
-        self.groups_written += 1; return td
-    fut = loop.create_future(); g.queue.append((fb, fut))
-    if g.busy:  # a write is in flight: wait for the one after it (someone else's, or ours when we are handed the lead)
-        try: r = await fut
-        except asyncio.CancelledError:
-            if fut.done() and not fut.cancelled() and fut.result() is _LEAD: _hand_on(g)
-            raise
-        if r is not _LEAD: return r
-    else:
-        g.busy = True
-        if _others_ready(loop):  # requests ready to run now may bring feedback for this model: let them join this write
-            try: await asyncio.sleep(0)
-            except asyncio.CancelledError: fut.cancel(); _hand_on(g); raise
-    batch, g.queue = g.queue, []
-    assert batch[0][1] is fut
-    if len(batch) == 1:  # nobody joined
-        try: td = await self._write_one(model_id, algorithm, memory, fb)
-        finally: _hand_on(g)
-        self.groups_written += 1; return td
-    own = fut if not fut.done() else loop.create_future()  # (a handed lead's future already holds _LEAD)
-    batch[0] = (fb, own)
-    t = asyncio.ensure_future(self._run_group(model_id, algorithm, memory, g, batch))  # not cancelled with this caller
-    self._group_tasks.add(t); t.add_done_callback(self._group_tasks.discard)
-    return await own
-
-async def _run_group(self, model_id, algorithm, memory, g: _Group, batch) -> None:
-    "Write a group as its own task (a cancelled caller does not abort the others' write), answer every caller, hand on."
-    try: outs = await self._write(model_id, algorithm, memory, [b[0] for b in batch]); self.groups_written += 1
-    except BaseException as e: outs = [e] * len(batch)  # storage failure: every caller of the group gets it
-    finally: _hand_on(g)
-    for (_, f), o in zip(batch, outs):
-        if f.done(): continue  # its caller was cancelled meanwhile
-        if isinstance(o, asyncio.CancelledError): f.cancel()
-        elif isinstance(o, BaseException): f.set_exception(o)
-        else: f.set_result(o)
-
-def _hand_on(g: _Group) -> None:
-    "The write finished: the first live waiter writes the next group, or the model is idle."
-    while g.queue:
-        f = g.queue[0][1]
-        if not f.done(): f.set_result(_LEAD); return
-        g.queue.pop(0)  # its caller was cancelled before a write took it: drop it
-    g.busy = False
-
-OnlineTrainer._grouped, OnlineTrainer._run_group = _grouped, _run_group
-
-async def _batched(self, model_id, algorithm, memory, state_vector, action_index, reward, next_state_vector,
-                   propensity, available_actions) -> float:
-    "Update this process's copy of the weights now; persist the batch every `commit_every` feedbacks (or `commit_interval` s)."
-    one = getattr(algorithm, "updates_one_action", False) and type(action_index) is int and action_index >= 0
-    async with self._guard(model_id):
-        b = self._batches.get(model_id)
-        if b is None: b = self._batches[model_id] = _Batch(await self.resilience.call(memory.load_weights, model_id))
-        w = b.weights
-        new, td = _checked_update(algorithm, w, state_vector, action_index, reward, next_state_vector)
-        exp = _experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions)
-        b.weights = new; b.exps.append(exp)  # (both or neither: a bad field must not leave the batch unable to commit)
-        if one and b.touched is not None: b.touched.add(action_index)
-        else: b.touched = None
-        u = self._updates[model_id] = self._updates.get(model_id, 0) + 1
-        if u % self.health_every == 1: self._health(algorithm, model_id, b.weights)
-        if len(b.exps) >= self.commit_every or time.monotonic() - b.since >= self.commit_interval:
-            await self._commit(model_id, algorithm, memory)
-    return td
-
-async def _commit(self, model_id, algorithm, memory) -> None:
-    "Persist a model's batch in one transaction; if another writer got there first, re-apply the batch to its weights."
-    b = self._batches.pop(model_id, None)
-    if b is None or not b.exps: return
-    def fn(w):
-        if w is b.base: return b.weights, b.weights  # nobody wrote since the batch started: its weights are the result
-        w, _ = _update_many(algorithm, w, [(e["state_vector"], e["action_index"], e["reward"], e["next_state_vector"]) for e in b.exps])
-        return w, w
-    try: new = await self.resilience.call(memory.atomic_update, model_id, fn, experiences=b.exps,
-                                          touched=sorted(b.touched) if b.touched is not None else None)
-    except BaseException:
-        self._batches.setdefault(model_id, b); raise  # keep the batch: the next commit retries it
-    if self.snapshot_every:
-        n = self._since_snapshot[model_id] = self._since_snapshot.get(model_id, 0) + len(b.exps)
-        if n >= self.snapshot_every:
-            self._since_snapshot[model_id] = 0
-            await self.resilience.call(memory.snapshot_weights, model_id, new, {"health": algorithm.weight_health(new)._asdict(), "online_updates": n})
-            self._health(algorithm, model_id, new)
-
-async def _commit_due(self, algorithm, memory, force: bool=False) -> int:
-    "Commit the batches older than `commit_interval` (all of them with `force`); returns how many feedbacks were persisted."
-    n, now = 0, time.monotonic()
-    for m in list(self._batches):
-        b = self._batches.get(m)
-        if b is not None and (force or now - b.since >= self.commit_interval):
-            async with self._guard(m):
-                if (b := self._batches.get(m)) is not None: n += len(b.exps); await self._commit(m, algorithm, memory)
-    return n
-
-OnlineTrainer._batched, OnlineTrainer._commit, OnlineTrainer.commit_due = _batched, _commit, _commit_due
-
-# %% ../../nbs/94_bandits.service.ipynb #c027
-class PendingDecision(NamedTuple):
-    "A served decision awaiting its reward."
-    model_id: str
-    state_vector: Any
-    action_index: int
-    propensity: float | None
-    available_actions: Any
-    deadline: float
-
-class DelayedRewardJoiner:
-    "Decisions awaiting rewards, joined by id within a wait window (insertion-ordered, so expiry is a prefix)."
-    def __init__(self, wait_seconds: float, max_pending: int=100_000, clock: Callable[[], float]=time.monotonic):
-        self.wait, self.max_pending, self.clock = wait_seconds, max_pending, clock
-        self.pending: OrderedDict[str, PendingDecision] = OrderedDict()
-    def add(self, decision_id: str, model_id, state_vector, action_index, propensity, available_actions) -> list[PendingDecision]:
-        "Register a decision; returns decisions evicted by the cap (to resolve with the default reward)."
-        self.pending[decision_id] = PendingDecision(model_id, state_vector, action_index, propensity, available_actions,
-                                                    self.clock() + self.wait)
-        evicted = []
-        while len(self.pending) > self.max_pending: evicted.append(self.pending.popitem(last=False)[1])
-        return evicted
-    def discard(self, decision_id: str) -> None:
-        "Stop waiting for `decision_id` (its reward was reported directly)."
-        self.pending.pop(decision_id, None)
-    def pop(self, decision_id: str) -> PendingDecision | None:
-        "The decision if it is still waiting (removed), else None."
-        d = self.pending.pop(decision_id, None)
-        if d is not None and d.deadline < self.clock():  # expired: leave it (at the front) for flush to resolve
-            self.pending[decision_id] = d; self.pending.move_to_end(decision_id, last=False); return None
-        return d
-    def expired(self) -> list[PendingDecision]:
-        "Remove and return the decisions whose window has passed."
-        now, out = self.clock(), []
-        while self.pending:
-            k, d = next(iter(self.pending.items()))
-            if d.deadline >= now: break
-            out.append(self.pending.popitem(last=False)[1])
-        return out
-
-# %% ../../nbs/94_bandits.service.ipynb #c030
-def _as_pending(model_id: str, record: bytes) -> PendingDecision:
-    e = unpack_experience(record, "")
-    return PendingDecision(model_id, e.state_vector, e.action_index, e.propensity, e.available_actions, e.timestamp)
-
-class SharedRewardJoiner:
-    "Decisions awaiting rewards, kept in the memory backend so any process can join or expire them."
-    def __init__(self, memory, wait_seconds: float, clock: Callable[[], float]=time.time): # clock: wall time shared by the processes
-        self.memory, self.wait, self.clock = memory, wait_seconds, clock
-    async def add(self, decision_id: str, model_id, state_vector, action_index, propensity, available_actions) -> list:
-        "Store a decision with its deadline (nothing is evicted: expiry bounds the store)."
-        deadline = self.clock() + self.wait
-        rec = pack_experience(state_vector, action_index, 0.0, None, propensity, available_actions, timestamp=deadline)
-        await self.memory.add_pending(decision_id, model_id, rec, deadline); return []
-    async def discard(self, decision_id: str) -> None:
-        "Stop waiting for `decision_id` (its reward was reported directly)."
-        await self.memory.take_pending(decision_id, -math.inf)
-    async def pop(self, decision_id: str) -> PendingDecision | None:
-        "The decision if it is still waiting (removed for every process), else None."
-        r = await self.memory.take_pending(decision_id, self.clock())
-        return None if r is None else _as_pending(r[0], r[1])
-    async def expired(self, limit: int=1000) -> list[PendingDecision]:
-        "Claim (remove) decisions whose deadline passed; each is handed to one caller only."
-        return [_as_pending(m, rec) for _, m, rec in await self.memory.take_expired(self.clock(), limit)]
-
-async def _maybe(x):
-    "Await `x` when it is awaitable (the shared joiner), else return it (the in-process one)."
-    return await x if asyncio.iscoroutine(x) else x
 
 # %% ../../nbs/94_bandits.service.ipynb #c033
-class ReinforcementLearningService:
+class ReinforcementLearningService(_StateNormalization):
     "Lifecycle owner and composition root of the decision engine (serving, training and releases planes)."
     def __init__(self, settings: RLSettings, algorithm, memory, trainer, metrics: RLMetrics | None = None,
                  resilience: ResilienceOrchestrator | None = None, seed: int | None = None):
@@ -669,7 +92,7 @@ class ReinforcementLearningService:
                          available_actions, # Action indices valid for this request
                         ) -> tuple[int, dict]: # Chosen action and metadata (exploration_triggered, propensity, decision_id, ...)
         "Choose an action for `model_id` in context `state_vector` among `available_actions`."
-        return await self.serving.get_action(_check_id("model_id", model_id), state_vector, available_actions)
+        return await self.serving.get_action(check_id("model_id", model_id), state_vector, available_actions)
     async def process_feedback(self,
                                model_id: str, # The learning context
                                state_vector, # Context the action was chosen in
@@ -681,10 +104,10 @@ class ReinforcementLearningService:
                                decision_id: str | None = None, # The decision's id, so it stops waiting for a delayed reward
                               ) -> float: # TD error (online trainer) or nan (batch trainer)
         "Learn from one observed reward (online) or store it (batch)."
-        _check_id("model_id", model_id); reward = _finite_reward(reward)
+        check_id("model_id", model_id); reward = finite_reward(reward)
         if available_actions is not None and not isinstance(action_index, bool) and action_index not in [int(a) for a in available_actions]:
             raise ValueError(f"`action_index`={action_index!r} was not offered: `available_actions` is {[int(a) for a in available_actions]}")
-        if decision_id is not None: await _maybe(self.joiner.discard(decision_id))
+        if decision_id is not None: await maybe_await(self.joiner.discard(decision_id))
         return await self.training.process_feedback(model_id, state_vector, action_index, reward, next_state_vector,
                                                     propensity=propensity, available_actions=available_actions)
     async def record_reward(self,
@@ -698,7 +121,7 @@ class ReinforcementLearningService:
                                        batch_size: int=32, # Experiences to sample (a `holdout_fraction` of them scores the gate)
                                       ) -> bool: # True when new weights were promoted (saved and snapshotted)
         "Replay a sampled batch into a candidate, gate it, and save + snapshot it if promoted."
-        return await self.training.trigger_offline_training(_check_id("model_id", model_id), batch_size)
+        return await self.training.trigger_offline_training(check_id("model_id", model_id), batch_size)
     async def weight_health(self, model_id: str):
         "Health snapshot of the model's active weights."
         return self.algorithm.weight_health(await self.memory.load_weights(model_id) or {})
@@ -733,7 +156,7 @@ class _Serving:
             svc.metrics.decision(name, model_id, False, time.perf_counter() - t0, "failure"); raise
         did = f"{svc._id_prefix}{next(svc._id_counter):x}"; meta["decision_id"] = did; meta["model_id"] = model_id
         if svc.settings.reward_wait_seconds > 0:
-            for d in await _maybe(svc.joiner.add(did, model_id, state_vector, a, meta.get("propensity"), available_actions)):
+            for d in await maybe_await(svc.joiner.add(did, model_id, state_vector, a, meta.get("propensity"), available_actions)):
                 await svc.training._apply(d, svc.settings.default_reward, "default")
         svc.metrics.decision(name, model_id, bool(meta.get("exploration_triggered")), time.perf_counter() - t0, status)
         return a, meta
@@ -761,8 +184,8 @@ class _Training:
         await self.process_feedback(d.model_id, d.state_vector, d.action_index, reward, d.state_vector,
                                     propensity=d.propensity, available_actions=d.available_actions)
     async def record_reward(self, decision_id: str, reward: float) -> bool:
-        _check_id("decision_id", decision_id); reward = _finite_reward(reward)   # checked before the decision is taken off the queue
-        d = await _maybe(self.svc.joiner.pop(decision_id))
+        check_id("decision_id", decision_id); reward = finite_reward(reward)   # checked before the decision is taken off the queue
+        d = await maybe_await(self.svc.joiner.pop(decision_id))
         if d is None:
             self.svc.metrics.child("joins", "unknown", "late").inc()
             warnings.warn("record_reward: a reward arrived for a decision that is not waiting (an unknown id, or its wait window "
@@ -771,7 +194,7 @@ class _Training:
         await self._apply(d, reward, "joined"); return True
     async def flush_expired(self) -> int:
         "Resolve decisions whose wait window passed with the default reward; returns how many."
-        ds = await _maybe(self.svc.joiner.expired())
+        ds = await maybe_await(self.svc.joiner.expired())
         for d in ds: await self._apply(d, self.svc.settings.default_reward, "default")
         return len(ds)
     async def trigger_offline_training(self, model_id: str, batch_size: int=32) -> bool:
@@ -792,23 +215,6 @@ class _Releases:
         v = await svc.resilience.call(svc.memory.rollback_weights, model_id, version)
         svc.metrics.operation(svc.algorithm_name, "rollback", "success" if v else "no_target", time.perf_counter() - t0)
         return v
-
-# %% ../../nbs/94_bandits.service.ipynb #c043
-def _normalized(self, model_id, x):
-    if not self.settings.normalize_states: return x
-    ns = self._norm.get(model_id)
-    return x if ns is None or ns.count < 2 else ns.normalize(x)
-
-async def _observe(self, model_id, x):
-    ns = self._norm.get(model_id)
-    if ns is None:
-        d = await self.memory.load_norm_stats(model_id)
-        ns = self._norm[model_id] = NormalizationState.from_dict(d) if d else NormalizationState(len(x))
-    ns.update(x)
-    if ns.count % 100 == 0: await self.memory.save_norm_stats(model_id, ns.to_dict())
-
-ReinforcementLearningService._normalized = _normalized
-ReinforcementLearningService._observe = _observe
 
 # %% ../../nbs/94_bandits.service.ipynb #c045
 class ReinforcementLearningFactory:

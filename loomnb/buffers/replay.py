@@ -106,8 +106,239 @@ def check_fits(nbytes: int, # Bytes about to be allocated
     if avail is not None and nbytes > avail:
         raise MemoryError(f"{what} needs {nbytes / 2**30:.1f} GiB but only {avail / 2**30:.1f} GiB of memory is available{hint}")
 
+# %% ../../nbs/21_buffers.replay.ipynb #2006561b
+class _ReplayPush:
+    "Single pushes, the compiled fast path resolved once per dtype and its checked fallback (a base of `ReplayBuffer`)."
+    def push(self, obs, action, reward, next_obs, terminated, truncated, discount=None):
+        "Store one transition (`discount`: the gamma^k bootstrap factor, only with `store_discounts`)."
+        f = self._push1       # the fast path: exact dtypes and ndims checked here, then one compiled call
+        if f is not None and discount is None:
+            ep, odt, adt, acts, rec, A, offs, cap, hook = f
+            try:  # the entry point checks no dtype or ndim itself (a wrong ndim would write past its array descriptor)
+                ok = (obs.dtype is odt and next_obs.dtype is odt and obs.ndim == 1 and next_obs.ndim == 1
+                      and type(reward) in REWARD_TYPES and type(terminated) in FLAG_TYPES and type(truncated) in FLAG_TYPES
+                      and (action.dtype is adt and action.ndim == 1 if acts is None else type(action) in acts))
+            except AttributeError: ok = False
+            if ok:
+                if ep is None: ep = push1_entry(odt, adt, self._a_nd); self._set_push1()
+                start = self.pos
+                try: p = ep(start, obs, next_obs, action, reward, terminated, truncated, rec, A, offs)
+                except TypeError: p = -1      # ndarray-like attributes on something that is not an ndarray
+                if p >= 0:                    # else bad shapes or reward: nothing written, the validated path raises
+                    self.pos = p
+                    if self.size != cap: self.size += 1
+                    if hook: self._on_write(start, 1, cap)
+                    return
+        if discount is None and not self.optimize_memory and not self.store_discounts and self._push_one(
+                obs, action, reward, next_obs, terminated, truncated): return
+        d = None if discount is None else np.asarray(discount)[None]
+        self.push_batch(np.asarray(obs)[None], np.asarray(action)[None], np.asarray(reward)[None],
+                        np.asarray(next_obs)[None], np.asarray(terminated)[None], np.asarray(truncated)[None], d)
+
+    def _push_one(self, obs, action, reward, next_obs, terminated, truncated) -> bool:
+        "Fast path for one well-typed transition (Python scalars or exact arrays); False to fall back to full checks."
+        o, no, a = np.asarray(obs), np.asarray(next_obs), np.asarray(action)
+        if not (o.shape == self.obs_shape and no.shape == self.obs_shape and a.shape == self.action_shape
+                and type(terminated) in (bool, np.bool_) and type(truncated) in (bool, np.bool_)
+                and type(reward) in (float, int, np.float32, np.float64) and math.isfinite(reward)
+                and np.can_cast(o.dtype, self.obs_dtype, "same_kind") and np.can_cast(no.dtype, self.obs_dtype, "same_kind")
+                and np.can_cast(a.dtype, self.action_dtype, "same_kind") and o.dtype.kind in "biuf"
+                and no.dtype.kind in "biuf" and a.dtype.kind in "biuf"): return False
+        p = self.pos
+        self.obs[p], self.next_obs[p], self.actions[p] = o, no, a
+        self.rewards[p], self.terminated[p], self.truncated[p] = reward, terminated, truncated
+        self._advance(1, self.capacity)
+        self._on_write(p, 1, self.capacity)
+        return True
+
+    def _set_push1(self):
+        "(entry point or None until first use, obs dtype, action dtype, scalar action types or None, record, action view, offsets, capacity, hook)."
+        acts = None if self._a_nd == 2 else self._act_types
+        if not self._fast_push or acts == (): self._push1 = None; return
+        ep = PUSH1_EPS.get((self.obs_dtype, self.action_dtype, self._a_nd))
+        self._push1 = (ep, self.obs_dtype, self.action_dtype, acts, self._rec, self._a2, self._push_offs, self.capacity, self._hook)
+
+    def _push_entry(self, w):
+        "Resolve (once) the compiled `push_rec` for reward dtype number `w`."
+        ep = self._push_eps[w] = push_entry(self.obs_dtype, self.action_dtype, self._a_nd, _REWARD_DTYPES[w])
+        return ep
+
+
+# %% ../../nbs/21_buffers.replay.ipynb #c8e8d5fe
+class _ReplayBatchPush:
+    "Batch pushes and the ring pointer, with the hook subclasses use to see what was written (a base of `ReplayBuffer`)."
+    def push_batch(self, obs, action, reward, next_obs, terminated, truncated, discount=None):
+        "Store a batch of B transitions (arrays with leading dimension B)."
+        if discount is None:
+            try: k = (obs.dtype, next_obs.dtype, action.dtype, reward.dtype, terminated.dtype, truncated.dtype,
+                      obs.ndim, next_obs.ndim, action.ndim, reward.ndim, terminated.ndim, truncated.ndim)
+            except AttributeError: k = None
+            k32, k64, eps, rec, offs, cap, hook = self._push_fp   # one attribute: keys ((), () without a fast path), ...
+            if k == k32: ep = eps[0] or self._push_entry(0)
+            elif k == k64: ep = eps[1] or self._push_entry(1)
+            else: ep = None
+            if ep is not None:     # exact dtypes and ndims: the compiled kernel, without type dispatch
+                start = self.pos
+                p = ep(start, obs, next_obs, action, reward, terminated, truncated, rec, offs)
+                if p >= 0:     # else: bad shapes, a bad reward or B > capacity, handled (or raised) below
+                    self.pos = p
+                    if self.size != cap: self.size = min(self.size + len(reward), cap)
+                    if hook: self._on_write(start, len(reward), cap)
+                    return
+        B = self._fast_size(obs, action, reward, next_obs, terminated, truncated, discount)
+        if B < 0:   # not already exact-typed arrays: full validation and conversion
+            obs, action, reward, next_obs, terminated, truncated, discount = self._validate(
+                obs, action, reward, next_obs, terminated, truncated, discount)
+            B = reward.shape[0]
+        if B == 0: return
+        if self.optimize_memory:
+            return push_shared_obs(self, obs, action, reward, next_obs, terminated, truncated, discount)
+        if B > self.capacity:   # only the newest `capacity` rows survive
+            k = B - self.capacity
+            self.pos = (self.pos + k) % self.capacity
+            obs, action, reward, next_obs, terminated, truncated = (x[k:] for x in (obs, action, reward, next_obs, terminated, truncated))
+            discount = None if discount is None else discount[k:]; B = self.capacity
+        start = self.pos
+        err = ring_write(start, obs if obs.ndim == 2 else obs.reshape(B, -1),
+                         next_obs if next_obs.ndim == 2 else next_obs.reshape(B, -1),
+                         action if action.ndim == 2 else action.reshape(B, -1), reward, terminated, truncated,
+                         self._d[:0] if discount is None else discount,
+                         self._o2, self._no2, self._a2, self.rewards, self.terminated, self.truncated, self._d)
+        if err == -1: raise ValueError("`reward` must be finite (no NaN or inf)")
+        if err == -2: raise ValueError("`discount` must lie in [0, 1]")
+        self._advance(B, self.capacity)
+        self._on_write(start, B, self.capacity)
+
+    def _advance(self, B, cap):
+        self.pos = (self.pos + B) % cap
+        self.size = min(self.size + B, cap)
+
+    def _on_write(self, start, B, cap): "Hook for subclasses: slots (start + arange(B)) % cap were just written."
+
+
+# %% ../../nbs/21_buffers.replay.ipynb #418c5802
+class _ReplayChecks:
+    "The checks of a batch, cheap when the arrays already have the storage dtypes and full otherwise (a base of `ReplayBuffer`)."
+    def _fast_size(self, obs, action, reward, next_obs, terminated, truncated, discount) -> int:
+        "B if every argument is already an ndarray of the storage dtype and exact shape, else -1 (cheap checks only)."
+        nd = np.ndarray
+        if type(reward) is not nd or reward.ndim != 1 or reward.dtype.kind != "f": return -1
+        B = reward.shape[0]
+        so, sa = (B, *self.obs_shape), (B, *self.action_shape)
+        if not (type(obs) is nd and type(next_obs) is nd and type(action) is nd and type(terminated) is nd
+                and type(truncated) is nd and obs.shape == so and next_obs.shape == so and action.shape == sa
+                and obs.dtype == self.obs_dtype and next_obs.dtype == self.obs_dtype and action.dtype == self.action_dtype
+                and terminated.dtype == np.bool_ and truncated.dtype == np.bool_ and terminated.shape == (B,)
+                and truncated.shape == (B,)): return -1
+        if self.store_discounts != (discount is not None): return -1
+        if discount is not None and (type(discount) is not nd or discount.dtype != np.float32 or discount.shape != (B,)): return -1
+        return B
+
+    def _validate(self, obs, action, reward, next_obs, terminated, truncated, discount):
+        "Check every argument (ValueError naming it) and convert to the storage dtypes."
+        r = np.asarray(reward)
+        if r.ndim != 1: raise ValueError(f"`reward` must be 1-D [B], got shape {r.shape}")
+        B = r.shape[0]
+        o = checked_field(obs, "obs", (B, *self.obs_shape), self.obs_dtype).astype(self.obs_dtype, copy=False)
+        no = checked_field(next_obs, "next_obs", (B, *self.obs_shape), self.obs_dtype).astype(self.obs_dtype, copy=False)
+        a = checked_field(action, "action", (B, *self.action_shape), self.action_dtype).astype(self.action_dtype, copy=False)
+        r = checked_rewards(r, (B,)).astype(np.float32, copy=False)
+        te = checked_field(terminated, "terminated", (B,), bool)
+        tr = checked_field(truncated, "truncated", (B,), bool)
+        if self.store_discounts:
+            if discount is None: raise ValueError("`discount` is required: this buffer has store_discounts=True")
+            d = checked_field(discount, "discount", (B,), np.float32).astype(np.float32, copy=False)
+            if not (np.isfinite(d).all() and (d >= 0).all() and (d <= 1).all()):
+                raise ValueError("`discount` must lie in [0, 1]")
+        elif discount is not None: raise ValueError("`discount` given but this buffer has store_discounts=False")
+        else: d = None
+        return o, a, r, no, te, tr, d
+
+
+# %% ../../nbs/21_buffers.replay.ipynb #98c300b7
+class _ReplaySampling:
+    "Uniform sampling into preallocated outputs, and the gather every sampler shares (a base of `ReplayBuffer`)."
+    def sample(self, batch_size: int, # Number of transitions, drawn with replacement
+               rng: np.random.Generator|int|None=None, # Generator to draw from (an int: a fresh one seeded with it); None: `self.rng`
+               *, seed: int|None=None, # Draw from a fresh generator seeded with `seed` (as rlox's `sample(batch_size, seed=)`); `self.rng` is left as it is
+              ) -> ReplayBatch:
+        "Draw `batch_size` transitions uniformly (with replacement) using `rng`, a fresh generator seeded with `seed`, or `self.rng`."
+        if type(batch_size) is not int or not 0 < batch_size <= self.size: self._check_batch(batch_size)
+        u = (rng if type(rng) is np.random.Generator and seed is None else sample_rng(rng, self.rng, seed)).random(batch_size)
+        if not self._fast_gather:
+            return self._gather(uniform_indices(u, self.size), np.ones(batch_size, np.float32))
+        B = batch_size
+        idx, w = np.empty(B, np.int64), np.empty(B, np.float32)
+        o, no, a, o2, no2, a2, r, te, tr, d = self._outputs(B)
+        (self._sample_ep or self._sample_entry)(u, self.size, self._o2, self._no2, self._a2, self.rewards, self.terminated,
+                                                self.truncated, self._d, idx, o2, no2, a2, r, te, tr, d, w)
+        return ReplayBatch(o, a, r, no, te, tr, w, idx, d if self.store_discounts else None)
+
+    def _sample_entry(self, *args):
+        "Call `sample_into`, resolving (once per buffer) its compiled entry point for the types of this buffer's arrays."
+        sig = tuple(typeof(x) for x in args)   # the storage views and `_outputs`' arrays: the same types on every call
+        self._sample_ep = entry_point(sample_into, sig)
+        return self._sample_ep(*args)
+
+    def _outputs(self, B):
+        "Fresh output arrays for B rows: (obs, next_obs, actions) in their shapes, their 2-D views, rewards, flags, discounts."
+        odt, os_, as_ = self.obs_dtype, self.obs_shape, self.action_shape
+        if len(os_) == 1: o2 = o = np.empty((B, os_[0]), odt)
+        else: o = np.empty((B, *os_), odt); o2 = o.reshape(B, -1)
+        if self.next_obs is None: no = no2 = np.empty((0, o2.shape[1]), odt)     # filled by shared_next_obs
+        elif len(os_) == 1: no2 = no = np.empty((B, os_[0]), odt)
+        else: no = np.empty((B, *os_), odt); no2 = no.reshape(B, -1)
+        if len(as_) == 1: a2 = a = np.empty((B, as_[0]), self.action_dtype)
+        else: a = np.empty((B, *as_), self.action_dtype); a2 = a.reshape(B, -1)
+        d = np.empty(B, np.float32) if self.store_discounts else self._d
+        return o, no, a, o2, no2, a2, np.empty(B, np.float32), np.empty(B, np.bool_), np.empty(B, np.bool_), d
+
+    def _check_batch(self, batch_size):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}")
+        if self.size == 0: raise ValueError("`batch_size`: cannot sample from an empty buffer")
+        if batch_size > self.size:
+            raise ValueError(f"`batch_size`={batch_size} is larger than the {self.size} transitions stored")
+
+    def _gather(self, idx, weights) -> ReplayBatch:
+        o, no, a, o2, no2, a2, r, te, tr, d = self._outputs(idx.shape[0])
+        gather_into(idx, self._o2, self._no2, self._a2, self.rewards, self.terminated, self.truncated, self._d,
+                    o2, no2, a2, r, te, tr, d)
+        if self.optimize_memory: no = shared_next_obs(self, idx)
+        return ReplayBatch(o, a, r, no, te, tr, weights, idx, d if self.store_discounts else None)
+
+
+# %% ../../nbs/21_buffers.replay.ipynb #d07b2c80
+class _ReplayFiles:
+    "Save and load as one checked npz (no pickle), and the hooks subclasses extend (a base of `ReplayBuffer`)."
+    def save(self, path):
+        "Write the buffer to `path` (.npz, no pickle, atomic rename); `load` reads it back."
+        save_buffer(self, path)
+
+    @classmethod
+    def load(cls, path):
+        "Rebuild a buffer saved with `save`, validating the file first (ValueError if it does not check out)."
+        return restore_buffer(cls, *read_buffer(path, cls.__name__))
+
+    def state(self) -> tuple[dict, dict]:
+        "The filled rows as (JSON-serialisable header, arrays): what `save` writes, for a checkpoint of its own."
+        return buffer_state(self)
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict):
+        "Rebuild a buffer from `state()`, checked like a file (ValueError if it does not check out)."
+        return restore_buffer(cls, meta, arrays)
+
+    @staticmethod
+    def _extra_kwargs(meta): return {}
+
+    def _extra_state(self): return {}, {}
+
+    def _load_extra(self, meta, arr): pass
+
+
 # %% ../../nbs/21_buffers.replay.ipynb #c019
-class ReplayBuffer:
+class ReplayBuffer(_ReplayPush, _ReplayBatchPush, _ReplayChecks, _ReplaySampling, _ReplayFiles):
     "Uniform experience replay over a preallocated ring of `capacity` transitions."
     def __init__(self, capacity: int, # Maximum number of transitions kept (oldest overwritten first)
                  obs_shape: tuple, # Shape of one observation
@@ -175,18 +406,6 @@ class ReplayBuffer:
 
     _push1 = None   # the single push's fast-path facts; None where it does not apply
 
-    def _set_push1(self):
-        "(entry point or None until first use, obs dtype, action dtype, scalar action types or None, record, action view, offsets, capacity, hook)."
-        acts = None if self._a_nd == 2 else self._act_types
-        if not self._fast_push or acts == (): self._push1 = None; return
-        ep = PUSH1_EPS.get((self.obs_dtype, self.action_dtype, self._a_nd))
-        self._push1 = (ep, self.obs_dtype, self.action_dtype, acts, self._rec, self._a2, self._push_offs, self.capacity, self._hook)
-
-    def _push_entry(self, w):
-        "Resolve (once) the compiled `push_rec` for reward dtype number `w`."
-        ep = self._push_eps[w] = push_entry(self.obs_dtype, self.action_dtype, self._a_nd, _REWARD_DTYPES[w])
-        return ep
-
     _VIEWS = ("obs", "next_obs", "actions", "rewards", "discounts", "terminated", "truncated", "_o2", "_no2", "_a2", "_d")
 
     def __getstate__(self):
@@ -211,201 +430,6 @@ class ReplayBuffer:
         return (f"{type(self).__name__}(size={self.size}/{self.capacity}, obs={self.obs_shape}:{self.obs_dtype}, "
                 f"action={self.action_shape}:{self.action_dtype}, optimize_memory={self.optimize_memory})")
 
-    def push(self, obs, action, reward, next_obs, terminated, truncated, discount=None):
-        "Store one transition (`discount`: the gamma^k bootstrap factor, only with `store_discounts`)."
-        f = self._push1       # the fast path: exact dtypes and ndims checked here, then one compiled call
-        if f is not None and discount is None:
-            ep, odt, adt, acts, rec, A, offs, cap, hook = f
-            try:  # the entry point checks no dtype or ndim itself (a wrong ndim would write past its array descriptor)
-                ok = (obs.dtype is odt and next_obs.dtype is odt and obs.ndim == 1 and next_obs.ndim == 1
-                      and type(reward) in REWARD_TYPES and type(terminated) in FLAG_TYPES and type(truncated) in FLAG_TYPES
-                      and (action.dtype is adt and action.ndim == 1 if acts is None else type(action) in acts))
-            except AttributeError: ok = False
-            if ok:
-                if ep is None: ep = push1_entry(odt, adt, self._a_nd); self._set_push1()
-                start = self.pos
-                try: p = ep(start, obs, next_obs, action, reward, terminated, truncated, rec, A, offs)
-                except TypeError: p = -1      # ndarray-like attributes on something that is not an ndarray
-                if p >= 0:                    # else bad shapes or reward: nothing written, the validated path raises
-                    self.pos = p
-                    if self.size != cap: self.size += 1
-                    if hook: self._on_write(start, 1, cap)
-                    return
-        if discount is None and not self.optimize_memory and not self.store_discounts and self._push_one(
-                obs, action, reward, next_obs, terminated, truncated): return
-        d = None if discount is None else np.asarray(discount)[None]
-        self.push_batch(np.asarray(obs)[None], np.asarray(action)[None], np.asarray(reward)[None],
-                        np.asarray(next_obs)[None], np.asarray(terminated)[None], np.asarray(truncated)[None], d)
-
-    def _push_one(self, obs, action, reward, next_obs, terminated, truncated) -> bool:
-        "Fast path for one well-typed transition (Python scalars or exact arrays); False to fall back to full checks."
-        o, no, a = np.asarray(obs), np.asarray(next_obs), np.asarray(action)
-        if not (o.shape == self.obs_shape and no.shape == self.obs_shape and a.shape == self.action_shape
-                and type(terminated) in (bool, np.bool_) and type(truncated) in (bool, np.bool_)
-                and type(reward) in (float, int, np.float32, np.float64) and math.isfinite(reward)
-                and np.can_cast(o.dtype, self.obs_dtype, "same_kind") and np.can_cast(no.dtype, self.obs_dtype, "same_kind")
-                and np.can_cast(a.dtype, self.action_dtype, "same_kind") and o.dtype.kind in "biuf"
-                and no.dtype.kind in "biuf" and a.dtype.kind in "biuf"): return False
-        p = self.pos
-        self.obs[p], self.next_obs[p], self.actions[p] = o, no, a
-        self.rewards[p], self.terminated[p], self.truncated[p] = reward, terminated, truncated
-        self._advance(1, self.capacity)
-        self._on_write(p, 1, self.capacity)
-        return True
-
-    def push_batch(self, obs, action, reward, next_obs, terminated, truncated, discount=None):
-        "Store a batch of B transitions (arrays with leading dimension B)."
-        if discount is None:
-            try: k = (obs.dtype, next_obs.dtype, action.dtype, reward.dtype, terminated.dtype, truncated.dtype,
-                      obs.ndim, next_obs.ndim, action.ndim, reward.ndim, terminated.ndim, truncated.ndim)
-            except AttributeError: k = None
-            k32, k64, eps, rec, offs, cap, hook = self._push_fp   # one attribute: keys ((), () without a fast path), ...
-            if k == k32: ep = eps[0] or self._push_entry(0)
-            elif k == k64: ep = eps[1] or self._push_entry(1)
-            else: ep = None
-            if ep is not None:     # exact dtypes and ndims: the compiled kernel, without type dispatch
-                start = self.pos
-                p = ep(start, obs, next_obs, action, reward, terminated, truncated, rec, offs)
-                if p >= 0:     # else: bad shapes, a bad reward or B > capacity, handled (or raised) below
-                    self.pos = p
-                    if self.size != cap: self.size = min(self.size + len(reward), cap)
-                    if hook: self._on_write(start, len(reward), cap)
-                    return
-        B = self._fast_size(obs, action, reward, next_obs, terminated, truncated, discount)
-        if B < 0:   # not already exact-typed arrays: full validation and conversion
-            obs, action, reward, next_obs, terminated, truncated, discount = self._validate(
-                obs, action, reward, next_obs, terminated, truncated, discount)
-            B = reward.shape[0]
-        if B == 0: return
-        if self.optimize_memory:
-            return push_shared_obs(self, obs, action, reward, next_obs, terminated, truncated, discount)
-        if B > self.capacity:   # only the newest `capacity` rows survive
-            k = B - self.capacity
-            self.pos = (self.pos + k) % self.capacity
-            obs, action, reward, next_obs, terminated, truncated = (x[k:] for x in (obs, action, reward, next_obs, terminated, truncated))
-            discount = None if discount is None else discount[k:]; B = self.capacity
-        start = self.pos
-        err = ring_write(start, obs if obs.ndim == 2 else obs.reshape(B, -1),
-                         next_obs if next_obs.ndim == 2 else next_obs.reshape(B, -1),
-                         action if action.ndim == 2 else action.reshape(B, -1), reward, terminated, truncated,
-                         self._d[:0] if discount is None else discount,
-                         self._o2, self._no2, self._a2, self.rewards, self.terminated, self.truncated, self._d)
-        if err == -1: raise ValueError("`reward` must be finite (no NaN or inf)")
-        if err == -2: raise ValueError("`discount` must lie in [0, 1]")
-        self._advance(B, self.capacity)
-        self._on_write(start, B, self.capacity)
-
-    def _fast_size(self, obs, action, reward, next_obs, terminated, truncated, discount) -> int:
-        "B if every argument is already an ndarray of the storage dtype and exact shape, else -1 (cheap checks only)."
-        nd = np.ndarray
-        if type(reward) is not nd or reward.ndim != 1 or reward.dtype.kind != "f": return -1
-        B = reward.shape[0]
-        so, sa = (B, *self.obs_shape), (B, *self.action_shape)
-        if not (type(obs) is nd and type(next_obs) is nd and type(action) is nd and type(terminated) is nd
-                and type(truncated) is nd and obs.shape == so and next_obs.shape == so and action.shape == sa
-                and obs.dtype == self.obs_dtype and next_obs.dtype == self.obs_dtype and action.dtype == self.action_dtype
-                and terminated.dtype == np.bool_ and truncated.dtype == np.bool_ and terminated.shape == (B,)
-                and truncated.shape == (B,)): return -1
-        if self.store_discounts != (discount is not None): return -1
-        if discount is not None and (type(discount) is not nd or discount.dtype != np.float32 or discount.shape != (B,)): return -1
-        return B
-
-    def _validate(self, obs, action, reward, next_obs, terminated, truncated, discount):
-        "Check every argument (ValueError naming it) and convert to the storage dtypes."
-        r = np.asarray(reward)
-        if r.ndim != 1: raise ValueError(f"`reward` must be 1-D [B], got shape {r.shape}")
-        B = r.shape[0]
-        o = checked_field(obs, "obs", (B, *self.obs_shape), self.obs_dtype).astype(self.obs_dtype, copy=False)
-        no = checked_field(next_obs, "next_obs", (B, *self.obs_shape), self.obs_dtype).astype(self.obs_dtype, copy=False)
-        a = checked_field(action, "action", (B, *self.action_shape), self.action_dtype).astype(self.action_dtype, copy=False)
-        r = checked_rewards(r, (B,)).astype(np.float32, copy=False)
-        te = checked_field(terminated, "terminated", (B,), bool)
-        tr = checked_field(truncated, "truncated", (B,), bool)
-        if self.store_discounts:
-            if discount is None: raise ValueError("`discount` is required: this buffer has store_discounts=True")
-            d = checked_field(discount, "discount", (B,), np.float32).astype(np.float32, copy=False)
-            if not (np.isfinite(d).all() and (d >= 0).all() and (d <= 1).all()):
-                raise ValueError("`discount` must lie in [0, 1]")
-        elif discount is not None: raise ValueError("`discount` given but this buffer has store_discounts=False")
-        else: d = None
-        return o, a, r, no, te, tr, d
-
-    def _advance(self, B, cap):
-        self.pos = (self.pos + B) % cap
-        self.size = min(self.size + B, cap)
-
-    def _on_write(self, start, B, cap): "Hook for subclasses: slots (start + arange(B)) % cap were just written."
-
-    def sample(self, batch_size: int, # Number of transitions, drawn with replacement
-               rng: np.random.Generator|int|None=None, # Generator to draw from (an int: a fresh one seeded with it); None: `self.rng`
-               *, seed: int|None=None, # Draw from a fresh generator seeded with `seed` (as rlox's `sample(batch_size, seed=)`); `self.rng` is left as it is
-              ) -> ReplayBatch:
-        "Draw `batch_size` transitions uniformly (with replacement) using `rng`, a fresh generator seeded with `seed`, or `self.rng`."
-        if type(batch_size) is not int or not 0 < batch_size <= self.size: self._check_batch(batch_size)
-        u = (rng if type(rng) is np.random.Generator and seed is None else sample_rng(rng, self.rng, seed)).random(batch_size)
-        if not self._fast_gather:
-            return self._gather(uniform_indices(u, self.size), np.ones(batch_size, np.float32))
-        B = batch_size
-        idx, w = np.empty(B, np.int64), np.empty(B, np.float32)
-        o, no, a, o2, no2, a2, r, te, tr, d = self._outputs(B)
-        (self._sample_ep or self._sample_entry)(u, self.size, self._o2, self._no2, self._a2, self.rewards, self.terminated,
-                                                self.truncated, self._d, idx, o2, no2, a2, r, te, tr, d, w)
-        return ReplayBatch(o, a, r, no, te, tr, w, idx, d if self.store_discounts else None)
-
     _sample_ep = None
 
-    def _sample_entry(self, *args):
-        "Call `sample_into`, resolving (once per buffer) its compiled entry point for the types of this buffer's arrays."
-        sig = tuple(typeof(x) for x in args)   # the storage views and `_outputs`' arrays: the same types on every call
-        self._sample_ep = entry_point(sample_into, sig)
-        return self._sample_ep(*args)
 
-    def _outputs(self, B):
-        "Fresh output arrays for B rows: (obs, next_obs, actions) in their shapes, their 2-D views, rewards, flags, discounts."
-        odt, os_, as_ = self.obs_dtype, self.obs_shape, self.action_shape
-        if len(os_) == 1: o2 = o = np.empty((B, os_[0]), odt)
-        else: o = np.empty((B, *os_), odt); o2 = o.reshape(B, -1)
-        if self.next_obs is None: no = no2 = np.empty((0, o2.shape[1]), odt)     # filled by shared_next_obs
-        elif len(os_) == 1: no2 = no = np.empty((B, os_[0]), odt)
-        else: no = np.empty((B, *os_), odt); no2 = no.reshape(B, -1)
-        if len(as_) == 1: a2 = a = np.empty((B, as_[0]), self.action_dtype)
-        else: a = np.empty((B, *as_), self.action_dtype); a2 = a.reshape(B, -1)
-        d = np.empty(B, np.float32) if self.store_discounts else self._d
-        return o, no, a, o2, no2, a2, np.empty(B, np.float32), np.empty(B, np.bool_), np.empty(B, np.bool_), d
-
-    def _check_batch(self, batch_size):
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}")
-        if self.size == 0: raise ValueError("`batch_size`: cannot sample from an empty buffer")
-        if batch_size > self.size:
-            raise ValueError(f"`batch_size`={batch_size} is larger than the {self.size} transitions stored")
-
-    def save(self, path):
-        "Write the buffer to `path` (.npz, no pickle, atomic rename); `load` reads it back."
-        save_buffer(self, path)
-
-    @classmethod
-    def load(cls, path):
-        "Rebuild a buffer saved with `save`, validating the file first (ValueError if it does not check out)."
-        return restore_buffer(cls, *read_buffer(path, cls.__name__))
-
-    def state(self) -> tuple[dict, dict]:
-        "The filled rows as (JSON-serialisable header, arrays): what `save` writes, for a checkpoint of its own."
-        return buffer_state(self)
-
-    @classmethod
-    def from_state(cls, meta: dict, arrays: dict):
-        "Rebuild a buffer from `state()`, checked like a file (ValueError if it does not check out)."
-        return restore_buffer(cls, meta, arrays)
-
-    @staticmethod
-    def _extra_kwargs(meta): return {}
-    def _extra_state(self): return {}, {}
-    def _load_extra(self, meta, arr): pass
-
-    def _gather(self, idx, weights) -> ReplayBatch:
-        o, no, a, o2, no2, a2, r, te, tr, d = self._outputs(idx.shape[0])
-        gather_into(idx, self._o2, self._no2, self._a2, self.rewards, self.terminated, self.truncated, self._d,
-                    o2, no2, a2, r, te, tr, d)
-        if self.optimize_memory: no = shared_next_obs(self, idx)
-        return ReplayBatch(o, a, r, no, te, tr, weights, idx, d if self.store_discounts else None)

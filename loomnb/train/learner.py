@@ -331,85 +331,9 @@ def _offline_inputs(cls, dataset, env):
         if not env: raise ConfigError("`env`: the dataset records no env id; pass the env to evaluate on")
     return dataset, env
 
-# %% ../../nbs/38_train.learner.ipynb #c027
-class Trainer:
-    "Train any registered algorithm on a vector env, with callbacks, logging and exact-resume checkpoints."
-    tuned = torch_threads = None   # what `train.tuned` set (its record); torch threads while training (None: the default)
-    def __init__(self, algo, # Registered algorithm name or an `Algorithm` subclass
-                 env=None, # Env id or a VecEnv (offline algorithms: default the dataset's env id)
-                 seed: int=0, # Seed for every RNG of the run
-                 config: dict | Config | None=None, # Overrides of the algorithm's config (or a config instance)
-                 callbacks=(), # `Callback` instances
-                 logger=None, # Logger, logger spec, or None
-                 device="auto", # Torch device: auto, cpu, cuda, ...
-                 n_envs: int | None=None, # Number of env copies (overrides config n_envs)
-                 policy=None, # Custom policy module (on-policy algorithms)
-                 nan_guard: bool=False, # Skip (and report) an update that makes a loss, gradient or parameter NaN/inf, instead of stopping
-                 log_interval: int | None=None, # Iterations between logger calls (None: the config's run option, else 1)
-                 dataset=None, # Offline algorithms: an OfflineDatasetBuffer or a dataset path
-                 tuned: bool | None=None, # rl-zoo3's settings for this env (`train.tuned`); None: when no config is given
-                 torch_threads: int | None=None, # Torch threads while training (None: `train.session.default_torch_threads()`)
-                ):
-        cls = algo if isinstance(algo, type) else get_algorithm(algo)
-        dataset, env = _offline_inputs(cls, dataset, env)
-        (config, self.tuned), self.torch_threads = tuned_overrides(cls, env, config, n_envs, tuned), check_threads(torch_threads)
-        cfg, self.seed = resolve_config(cls, config, n_envs), seed
-        self.config, self.env, self.device = _prepare(cls, env, cfg, seed, device)
-        self._finite_env = FiniteEnv(self.env)   # what the algorithm steps: observations and rewards are checked
-        algo = cls(self._finite_env, self.config, device=self.device, policy=policy, **({} if dataset is None else {"dataset": dataset}))
-        self._adopt(algo, seed, callbacks, logger, log_interval, nan_guard)
-
-    @classmethod
-    def from_algorithm(cls, algo: Algorithm, # An algorithm instance (e.g. `PPO(env_id="CartPole-v1")`)
-                       seed: int=0, # Seed of the algorithm's own generator (`seed_rng`)
-                       callbacks=(), # `Callback` instances
-                       logger=None, # Logger, logger spec, or None
-                       log_interval: int | None=None, # Iterations between logger calls
-                       nan_guard: bool=False, # Skip (and report) an update that makes a NaN/inf, instead of stopping
-                      ) -> "Trainer":
-        "A Trainer that drives the instance `algo` (its env, config and device) with the same loop."
-        if not isinstance(algo, Algorithm): raise TypeError(f"from_algorithm: `algo` must be a loomnb Algorithm, got {type(algo).__name__}")
-        self = cls.__new__(cls)
-        fe = algo.env if isinstance(algo.env, FiniteEnv) else None   # the algorithm-level call steps a checked env
-        self.seed, self.config, self.device = seed, algo.config, algo.device
-        self.env, self._finite_env = (fe.env, fe) if fe is not None else (algo.env, FiniteEnv(algo.env))
-        self._adopt(algo, seed, callbacks, logger, log_interval, nan_guard)
-        return self
-
-    def _adopt(self, algo, seed, callbacks, logger, log_interval, nan_guard):
-        self.algo, self.nan_guard, self.nan_skips = algo, bool(nan_guard), []   # skipped updates: {"step", "iteration", "what"}
-        if hasattr(algo, "seed_rng"): algo.seed_rng(seed)
-        algo._trainer, self.state = self, TrainState()
-        self.set_callbacks(callbacks)
-        self.logger = self._make_logger(logger)
-        li = self.config.run_options.get("log_interval", 1) if log_interval is None else log_interval
-        if isinstance(li, bool) or not isinstance(li, (int, np.integer)) or li < 1:
-            raise ValueError(f"`log_interval` must be a positive int, got {li!r}")
-        self.log_interval = int(li)
-
-    def set_callbacks(self, callbacks):
-        "Replace the callbacks (sorted by `order`; each gets `.trainer`)."
-        self.callbacks = sorted(list(callbacks), key=lambda c: getattr(c, "order", 0))
-        for cb in self.callbacks:
-            if not isinstance(cb, Callback): raise TypeError(f"callbacks must be loomnb.train.learner.Callback instances, got {type(cb).__name__}")
-            cb.trainer = self
-
-    def _wrap_env(self, env): return _wrap_env(env, self.config)
-
-    @staticmethod
-    def _make_logger(logger):
-        if logger is None: return None
-        if callable(getattr(logger, "log", None)) and callable(getattr(logger, "close", None)): return logger
-        from loomnb.train.loggers import make_logger
-        return make_logger(logger)
-
-    def close(self):
-        "Close the logger and the env."
-        if self.logger is not None: self.logger.close()
-        if callable(getattr(self.env, "close", None)): self.env.close()
-
-    def __repr__(self): return f"Trainer({self.algo.name!r}, env={getattr(self.env.spec, 'id', self.env)!r}, step={self.state.global_step})"
-
+# %% ../../nbs/38_train.learner.ipynb #bebc23a0
+class _TrainerLoop:
+    "The loop, events fired to the callbacks, the per-step hook, iterations until the budget and the checked update (a base of `Trainer`)."
     def _event(self, name: str):
         "Run `name` on every callback; False or CancelFitException stops."
         for cb in self.callbacks:
@@ -480,22 +404,10 @@ class Trainer:
         warnings.warn(f"nan_guard: skipped an update: {where}; the model is as before it", RuntimeWarning, stacklevel=3)
         return {k: v for k, v in m.items() if "loss" not in k} | {"train/nan_skipped": len(self.nan_skips)}
 
-    def predict(self, obs, # One observation or a batch [B, *obs_shape]
-                 deterministic: bool=True, # Mode of the policy instead of a sample
-                ) -> np.ndarray:
-        "Actions for `obs` from the trained policy."
-        obs = np.asarray(obs, dtype=np.float32)
-        if not np.isfinite(obs).all(): raise ValueError(f"predict: `obs` holds NaN or inf ({int((~np.isfinite(obs)).sum())} values)")
-        shape = tuple(self.env.single_observation_space.shape)
-        single = obs.shape == shape
-        if not single and obs.shape[1:] != shape:
-            raise ValueError(f"predict: `obs` must have shape {shape} or [B, *{shape}], got {obs.shape}")
-        batch = obs[None] if single else obs
-        norm = getattr(self.env, "normalize_obs", None)
-        if callable(norm): batch = np.asarray(norm(batch), np.float32)
-        a = self.algo.predict(batch, deterministic)
-        return a[0] if single else a
 
+# %% ../../nbs/38_train.learner.ipynb #422cc163
+class _TrainerCheckpoints:
+    "Checkpoints, one file with everything a run needs to continue exactly (a base of `Trainer`)."
     def save(self, path, # Where to write the checkpoint (parent folders are created)
              ) -> Path:
         "Write a checkpoint that `Trainer.from_checkpoint` resumes exactly."
@@ -560,3 +472,103 @@ class Trainer:
         torch.set_rng_state(ck["rng"]["torch"])
         for i, st in enumerate(ck["rng"].get("cuda", [])[:torch.cuda.device_count()]): torch.cuda.set_rng_state(st, i)
         return self
+
+
+# %% ../../nbs/38_train.learner.ipynb #c027
+class Trainer(_TrainerLoop, _TrainerCheckpoints):
+    "Train any registered algorithm on a vector env, with callbacks, logging and exact-resume checkpoints."
+    tuned = torch_threads = None   # what `train.tuned` set (its record); torch threads while training (None: the default)
+    def __init__(self, algo, # Registered algorithm name or an `Algorithm` subclass
+                 env=None, # Env id or a VecEnv (offline algorithms: default the dataset's env id)
+                 seed: int=0, # Seed for every RNG of the run
+                 config: dict | Config | None=None, # Overrides of the algorithm's config (or a config instance)
+                 callbacks=(), # `Callback` instances
+                 logger=None, # Logger, logger spec, or None
+                 device="auto", # Torch device: auto, cpu, cuda, ...
+                 n_envs: int | None=None, # Number of env copies (overrides config n_envs)
+                 policy=None, # Custom policy module (on-policy algorithms)
+                 nan_guard: bool=False, # Skip (and report) an update that makes a loss, gradient or parameter NaN/inf, instead of stopping
+                 log_interval: int | None=None, # Iterations between logger calls (None: the config's run option, else 1)
+                 dataset=None, # Offline algorithms: an OfflineDatasetBuffer or a dataset path
+                 tuned: bool | None=None, # rl-zoo3's settings for this env (`train.tuned`); None: when no config is given
+                 torch_threads: int | None=None, # Torch threads while training (None: `train.session.default_torch_threads()`)
+                ):
+        cls = algo if isinstance(algo, type) else get_algorithm(algo)
+        dataset, env = _offline_inputs(cls, dataset, env)
+        (config, self.tuned), self.torch_threads = tuned_overrides(cls, env, config, n_envs, tuned), check_threads(torch_threads)
+        cfg, self.seed = resolve_config(cls, config, n_envs), seed
+        self.config, self.env, self.device = _prepare(cls, env, cfg, seed, device)
+        self._finite_env = FiniteEnv(self.env)   # what the algorithm steps: observations and rewards are checked
+        algo = cls(self._finite_env, self.config, device=self.device, policy=policy, **({} if dataset is None else {"dataset": dataset}))
+        self._adopt(algo, seed, callbacks, logger, log_interval, nan_guard)
+
+    @classmethod
+    def from_algorithm(cls, algo: Algorithm, # An algorithm instance (e.g. `PPO(env_id="CartPole-v1")`)
+                       seed: int=0, # Seed of the algorithm's own generator (`seed_rng`)
+                       callbacks=(), # `Callback` instances
+                       logger=None, # Logger, logger spec, or None
+                       log_interval: int | None=None, # Iterations between logger calls
+                       nan_guard: bool=False, # Skip (and report) an update that makes a NaN/inf, instead of stopping
+                      ) -> "Trainer":
+        "A Trainer that drives the instance `algo` (its env, config and device) with the same loop."
+        if not isinstance(algo, Algorithm): raise TypeError(f"from_algorithm: `algo` must be a loomnb Algorithm, got {type(algo).__name__}")
+        self = cls.__new__(cls)
+        fe = algo.env if isinstance(algo.env, FiniteEnv) else None   # the algorithm-level call steps a checked env
+        self.seed, self.config, self.device = seed, algo.config, algo.device
+        self.env, self._finite_env = (fe.env, fe) if fe is not None else (algo.env, FiniteEnv(algo.env))
+        self._adopt(algo, seed, callbacks, logger, log_interval, nan_guard)
+        return self
+
+    def _adopt(self, algo, seed, callbacks, logger, log_interval, nan_guard):
+        self.algo, self.nan_guard, self.nan_skips = algo, bool(nan_guard), []   # skipped updates: {"step", "iteration", "what"}
+        if hasattr(algo, "seed_rng"): algo.seed_rng(seed)
+        algo._trainer, self.state = self, TrainState()
+        self.set_callbacks(callbacks)
+        self.logger = self._make_logger(logger)
+        li = self.config.run_options.get("log_interval", 1) if log_interval is None else log_interval
+        if isinstance(li, bool) or not isinstance(li, (int, np.integer)) or li < 1:
+            raise ValueError(f"`log_interval` must be a positive int, got {li!r}")
+        self.log_interval = int(li)
+
+    def set_callbacks(self, callbacks):
+        "Replace the callbacks (sorted by `order`; each gets `.trainer`)."
+        cbs, running = sorted(list(callbacks), key=lambda c: getattr(c, "order", 0)), {id(c) for c in getattr(self, "callbacks", ())}
+        for cb in cbs:   # (the session's progress bar, already running, stays when a callback adds another during the run)
+            if not isinstance(cb, Callback) and id(cb) not in running:
+                raise TypeError(f"callbacks must be loomnb.train.learner.Callback instances, got {type(cb).__name__}")
+        self.callbacks = cbs
+        for cb in cbs: cb.trainer = self
+
+    def _wrap_env(self, env): return _wrap_env(env, self.config)
+
+    @staticmethod
+    def _make_logger(logger):
+        if logger is None: return None
+        if callable(getattr(logger, "log", None)) and callable(getattr(logger, "close", None)): return logger
+        from loomnb.train.loggers import make_logger
+        return make_logger(logger)
+
+    def close(self):
+        "Close the logger and the env."
+        if self.logger is not None: self.logger.close()
+        if callable(getattr(self.env, "close", None)): self.env.close()
+
+    def __repr__(self): return f"Trainer({self.algo.name!r}, env={getattr(self.env.spec, 'id', self.env)!r}, step={self.state.global_step})"
+
+    def predict(self, obs, # One observation or a batch [B, *obs_shape]
+                 deterministic: bool=True, # Mode of the policy instead of a sample
+                ) -> np.ndarray:
+        "Actions for `obs` from the trained policy."
+        obs = np.asarray(obs, dtype=np.float32)
+        if not np.isfinite(obs).all(): raise ValueError(f"predict: `obs` holds NaN or inf ({int((~np.isfinite(obs)).sum())} values)")
+        shape = tuple(self.env.single_observation_space.shape)
+        single = obs.shape == shape
+        if not single and obs.shape[1:] != shape:
+            raise ValueError(f"predict: `obs` must have shape {shape} or [B, *{shape}], got {obs.shape}")
+        batch = obs[None] if single else obs
+        norm = getattr(self.env, "normalize_obs", None)
+        if callable(norm): batch = np.asarray(norm(batch), np.float32)
+        a = self.algo.predict(batch, deterministic)
+        return a[0] if single else a
+
+

@@ -126,11 +126,12 @@ def run_session(trainer, # The `Trainer` (its `callbacks`, `torch_threads`, `alg
                ) -> dict:
     "`fit()` with the run's torch threads and, when enabled, a progress bar and the end-of-run summary."
     show = progress_enabled(progress) and not any(getattr(c, "shows_progress", False) for c in trainer.callbacks)
-    cbs = trainer.callbacks
-    if show: trainer.callbacks = sorted(cbs + [_Bar()], key=lambda c: getattr(c, "order", 0))
+    bar = _Bar() if show else None
+    if bar is not None: trainer.callbacks = sorted(trainer.callbacks + [bar], key=lambda c: getattr(c, "order", 0))
     try:
         with torch_threads(trainer.torch_threads): out = fit()
-    finally: trainer.callbacks = cbs
+    finally:   # the bar goes; callbacks the run added meanwhile (e.g. the distributed setup's) stay
+        if bar is not None: trainer.callbacks = [c for c in trainer.callbacks if c is not bar]
     if show:
         env = getattr(getattr(trainer.env, "spec", None), "id", None) or type(trainer.env).__name__
         print(summary_table(out, title=f"{trainer.algo.name} on {env}"))

@@ -167,3 +167,14 @@ def test_screenshot_is_not_blank(site, tmp_path):
     shot = tmp_path / "index.png"
     chromium_run(chromium, f"--screenshot={shot}", (site / "index.html").as_uri())
     assert shot.exists() and shot.stat().st_size > 10_000
+
+def test_tables_of_contents_list_public_names_only(site):
+    private = []
+    for p in site.rglob("*.html"):
+        if "site_libs" in p.parts: continue
+        s = p.read_text(encoding="utf-8")
+        i = s.find('id="TOC"')
+        if i < 0: continue
+        names = [html.unescape(t) for t in re.findall(r">([^<>]+)</a>", s[i:s.find("</nav>", i)])]
+        private += [f"{p.name}: {n}" for n in names if re.match(r"^(\w+\.)?_\w", n)]
+    assert not private, private[:10]

@@ -35,7 +35,7 @@ MORE = "more"
 
 def section_of(name: str) -> str:
     "The sidebar section of a top-level notebook file name such as `40_algos.ppo.ipynb`"
-    stem = re.sub(r"^\d+[a-z]?_", "", Path(name).stem)
+    stem = re.sub(r"^\d+[a-z]*_", "", Path(name).stem)
     for title, rx in SECTIONS:
         if re.search(rx, stem): return title
     for rx, title in BLOCKS:

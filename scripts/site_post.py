@@ -34,7 +34,7 @@ def page_names(site: Path) -> dict:
         rel = p.relative_to(site)
         if rel.parts[0] == "site_libs": continue
         names[rel.as_posix()] = rel.as_posix()
-        short = "/".join(re.sub(r"^\d+[a-z]?_", "", part) for part in rel.parts)
+        short = "/".join(re.sub(r"^\d+[a-z]*_", "", part) for part in rel.parts)
         names.setdefault(short, rel.as_posix())
     return names
 

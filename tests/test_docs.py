@@ -20,7 +20,7 @@ def site():
 def page(site: Path, name: str) -> Path:
     "A page by its notebook name, as the offline build (`40_algos.ppo.html`) or Quarto (`algos.ppo.html`) names it"
     folder, stem = (name.rsplit("/", 1) if "/" in name else ("", name))
-    short = re.sub(r"^\d+[a-z]?_", "", stem)
+    short = re.sub(r"^\d+[a-z]*_", "", stem)
     for cand in (site / folder / f"{stem}.html", site / folder / f"{short}.html"):
         if cand.exists(): return cand
     raise AssertionError(f"no page for {name} in {site}")

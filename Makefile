@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 OUT ?= runs/train
 
-.PHONY: setup system-deps test train docs readme export bench clean help
+.PHONY: setup system-deps katex test train docs readme export bench clean help
 
 help:
 	@echo "make train   set up, then train PPO on CartPole through papermill_runs/train.ipynb ($(OUT))"
@@ -17,23 +17,28 @@ help:
 setup:
 	@PYTHON=$(PYTHON) bash scripts/setup.sh
 
-# Debian packages the tests drive for real: a headless browser for the docs check and a Redis server.
+# Debian packages the tests drive for real: a headless browser for the docs check and a Redis server; npm fetches KaTeX.
 system-deps:
 	@missing=""; command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	command -v npm >/dev/null || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-test: setup system-deps
+# KaTeX from the npm registry into .cache/katex/, copied into the site so its maths renders offline.
+katex: system-deps
+	@bash scripts/vendor_katex.sh >/dev/null
+
+test: setup system-deps katex
 	@bash scripts/test.sh
 
 train: setup
 	@bash scripts/train.sh "$(OUT)"
 
-docs: setup system-deps
+docs: setup system-deps katex
 	@source $(BIN)/activate && bash scripts/docs.sh
 
 readme: setup
@@ -47,4 +52,4 @@ bench: setup
 	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf _docs _proc runs .pytest_cache
+	rm -rf _docs _proc _exec runs .pytest_cache

@@ -6,15 +6,14 @@ Docs: https://loomorg.github.io/loomnb/bandits.base.html.md"""
 
 # %% ../../nbs/90a_bandits.base.ipynb #03313ec8
 from __future__ import annotations
-import asyncio, math
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 import numpy as np
-from numba import njit
-from ..core import Config, did_you_mean
-from .core import (WeightSchemaError, WeightHealth, Transition, RLAlgorithmProtocol, as_state,
-                                 as_actions, validate_arrays, health_of)
-F64 = np.dtype(np.float64)   # the dtype every stored weight array has (identity checks on the hot path)
+from ..core import Config
+from .core import (WeightSchemaError, WeightHealth, Transition, as_state, as_actions, validate_arrays,
+                                 health_of)
+F64 = np.dtypenp.float64   # the dtype every stored weight array has identity checks on the hot path
 
 # %% auto #0
 __all__ = ['F64', 'AlgorithmParameters', 'BaseBandit']

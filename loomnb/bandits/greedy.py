@@ -6,15 +6,8 @@ Docs: https://loomorg.github.io/loomnb/bandits.greedy.html.md"""
 
 # %% ../../nbs/90b_bandits.greedy.ipynb #7421fe05
 from __future__ import annotations
-import asyncio, math
-from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
 import numpy as np
-from numba import njit
-from ..core import Config, did_you_mean
-from .core import (WeightSchemaError, WeightHealth, Transition, RLAlgorithmProtocol, as_state,
-                                 as_actions, validate_arrays, health_of)
-from .base import AlgorithmParameters, BaseBandit, F64
+from .base import BaseBandit
 
 # %% auto #0
 __all__ = ['EpsilonGreedyBandit', 'ContextualBandit', 'SoftmaxBandit']

@@ -6,15 +6,11 @@ Docs: https://loomorg.github.io/loomnb/bandits.ridge.html.md"""
 
 # %% ../../nbs/90c_bandits.ridge.ipynb #dd6a88ed
 from __future__ import annotations
-import asyncio, math
-from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+import math
 import numpy as np
 from numba import njit
-from ..core import Config, did_you_mean
-from .core import (WeightSchemaError, WeightHealth, Transition, RLAlgorithmProtocol, as_state,
-                                 as_actions, validate_arrays, health_of)
-from .base import AlgorithmParameters, BaseBandit, F64
+from .core import WeightSchemaError, as_state
+from .base import BaseBandit, F64
 
 # %% auto #0
 __all__ = ['ridge_scores_ref', 'ridge_scores_kernel', 'sherman_morrison_ref', 'sherman_morrison_kernel', 'ridge_update_kernel',

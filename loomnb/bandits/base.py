@@ -13,7 +13,7 @@ import numpy as np
 from ..core import Config
 from .core import (WeightSchemaError, WeightHealth, Transition, as_state, as_actions, validate_arrays,
                                  health_of)
-F64 = np.dtypenp.float64   # the dtype every stored weight array has identity checks on the hot path
+F64 = np.dtype(np.float64)   # the dtype every stored weight array has (identity checks on the hot path)
 
 # %% auto #0
 __all__ = ['F64', 'AlgorithmParameters', 'BaseBandit']

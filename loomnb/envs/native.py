@@ -163,7 +163,7 @@ def _compiled(env, kernel, sig, what):
         raise TypeError(f"{env.name}: {type(env).__name__}.{what} ({kernel.__name__}) does not compile for arguments {sig}: check "
                         f"its per-copy functions' signatures and return values (see `native_step`):\n{msg}") from e
 
-# %% ../../nbs/30a_envs.native.ipynb #c021
+# %% ../../nbs/30a_envs.native.ipynb #9f87a5b3
 _F32, _F64, _I64, _B = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_)
 _ND = np.ndarray
 _PAR_LOCK = threading.Lock()
@@ -183,7 +183,139 @@ def _locked(kernel):
         with _PAR_LOCK: return kernel(mem, a)
     return call
 
-class NativeVecEnv(VecEnv):
+
+# %% ../../nbs/30a_envs.native.ipynb #77915eeb
+class _NativeMemory:
+    "One memory block for every per-copy array, its views, and the per-copy generators (rebuilt on unpickling) (a base of `NativeVecEnv`)."
+    def _build_views(self):
+        "NumPy views of `mem` (persistent arrays) and the two output slots."
+        m, h = self._mem, self._mem[:_HDR * 8].view(np.int64)
+        n, d, o, p = (int(x) for x in h[3:7])
+        st, t, ret, rng, par, end = _layout(n, d, p)
+        self._h = h
+        self._state, self._t, self._ret = m[st:t].view(_F64).reshape(n, d), m[t:ret].view(_I64), m[ret:rng].view(_F64)
+        self._rng, self._params = m[rng:par].view(np.uint64).reshape(n, 4), m[par:end].view(_F64)
+        self._no_done = np.zeros(n, _B); self._no_done.flags.writeable = False
+        self._slots, self._res, self._pend, self._pend_end = [None, None], [None] * 4, [None, None], [None, None]
+        self._pend0 = [None, None]
+        for s in range(2): self._new_slot(s)
+        self._nxt = 1 - int(h[0])   # the slot the next step writes
+
+    def _new_slot(self, s):
+        "New output arrays for slot `s` (addresses to the header), its two prebuilt results and their hold checks."
+        n, shp = self.num_envs, (self.num_envs, *self._obs_shape)
+        sl = (np.zeros(shp, _F32), np.zeros(n, _F32), np.zeros(n, _B), np.zeros(n, _B), np.zeros(n, _B),
+              np.zeros(shp, _F32), np.zeros(n, _F64), np.zeros(n, _I64))
+        self._h[16 + 8 * s:24 + 8 * s] = [x.ctypes.data for x in sl]
+        f = self._no_done   # nothing ended: terminated, truncated and done are all False, final_obs is obs
+        info0 = {"final_obs": sl[0], "done": f, "episode_return": sl[6], "episode_length": sl[7]}
+        info1 = {"final_obs": sl[5], "done": sl[4], "episode_return": sl[6], "episode_length": sl[7]}
+        out0, out1 = (sl[0], sl[1], f, f, info0), (sl[0], sl[1], sl[2], sl[3], info1)
+        self._slots[s], self._res[s], self._res[2 + s] = sl, out0, out1
+        chk0, chk_all = (sl[0], sl[1], sl[6], sl[7], info0, out0), sl + (info0, out0, info1, out1)
+        del sl, info0, info1, out0, out1
+        # what to check before the next write: the no-episode-ended result, or everything once the other was returned
+        self._pend[s] = self._pend0[s] = (_held, chk0, _held(chk0))   # `_pend0` keeps chk0 alive as long as the slot
+        self._pend_end[s] = (_held_all, chk_all, _held_all(chk_all))
+
+    def _seed(self, seed):
+        if seed is None: seeds = [np.random.SeedSequence().entropy + i for i in range(self.num_envs)]
+        elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"{self.name}: `seed` must be a non-negative int or None, got {seed!r}")
+        else: seeds = [int(seed) + i for i in range(self.num_envs)]
+        self._rng[...] = pcg64_rows(seeds)
+
+    def __getstate__(self):   # views and compiled entry points are rebuilt on unpickling (views must share `mem`)
+        return {k: v for k, v in self.__dict__.items() if k not in ("_h", "_state", "_t", "_ret", "_rng", "_params", "_slots", "_res", "_pend", "_pend0", "_pend_end", "_nxt", "_no_done", "_ep", "_eps")}
+
+    def __setstate__(self, d):
+        self.__dict__.update(d); self._build_views(); self._eps = {}; self._ep = self._entry(self._adtype)
+
+
+# %% ../../nbs/30a_envs.native.ipynb #47de0ad1
+class _NativeStepping:
+    "Reset and step through the compiled entry points, with the action checks before any compiled code runs (a base of `NativeVecEnv`)."
+    def _entry(self, adtype):
+        "The compiled step kernel for actions of `adtype` (any layout), called without Numba's type dispatch."
+        ep = self._eps.get(adtype)
+        if ep is None:
+            sig = (numba.typeof(self._mem), numba.types.Array(numba.from_dtype(adtype), len(self._ashape), "A"))
+            k = type(self).step_kernel_parallel if self.parallel else type(self).step_kernel
+            ep = _compiled(self, k, sig, "step_kernel_parallel" if self.parallel else "step_kernel")
+            if self.parallel: ep = _locked(ep)
+            self._eps[adtype] = ep
+        return ep
+
+    def _prepare(self, actions):
+        "Validated actions and the entry point for their dtype (the slow path of `step`)."
+        a = check_actions(self.name, self.single_action_space, self.num_envs, actions)
+        return a, self._entry(a.dtype)
+
+    def reset(self, seed: int | None = None):
+        "Reset all copies (copy `n` seeded with `seed + n` when `seed` is given); returns `(obs, info)` (fresh arrays)."
+        if seed is not None: self._seed(seed)
+        obs = np.empty((self.num_envs, *self._obs_shape), np.float32)
+        type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, self._all, obs.reshape(self.num_envs, -1))
+        self._h[1] = 0
+        return obs, {}
+
+    def reset_envs(self, mask):
+        "Reset the copies where `mask` (bool `[N]`); returns the observations of all copies (a fresh array)."
+        mask = np.asarray(mask, np.bool_)
+        if mask.shape != (self.num_envs,): raise ValueError(f"{self.name}: `mask` must be a bool array of shape ({self.num_envs},), got {mask.shape}")
+        obs = np.empty((self.num_envs, *self._obs_shape), np.float32)
+        type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, mask, obs.reshape(self.num_envs, -1))
+        return obs
+
+    def step(self, actions):
+        "Step all copies; same-step autoreset; returns `(obs, reward, terminated, truncated, info)` (fresh arrays unless `copy` is False)."
+        a = actions   # fast path: exactly the dtype and shape the compiled entry point was built for
+        if type(a) is _ND and a.dtype is self._adtype and a.shape == self._ashape: ep = self._ep
+        else: a, ep = self._prepare(actions)
+        if self.copy:   # the slot about to be written gets new arrays if the caller still holds any of its outputs
+            s = self._nxt; held, chk, base = self._pend[s]
+            if held(chk) != base: self._new_slot(s)
+            elif held is _held_all: self._pend[s] = self._pend0[s]   # released after an episode end: back to the short check
+        r = ep(self._mem, a)
+        if r < 2:
+            self._nxt = 1 - r
+            return self._res[r]
+        return self._results(r, a)
+
+    def _results(self, r, a):
+        "Results of a step where an episode ended, or the error of a refused step."
+        if r == _NEEDS_RESET: raise RuntimeError(f"{self.name}: call reset() before step()")
+        if r >= _BAD: raise action_value_error(self.name, self.single_action_space, a, r - _BAD)
+        s = r - 2; self._nxt = 1 - s; self._pend[s] = self._pend_end[s]
+        return self._res[r]
+
+
+# %% ../../nbs/30a_envs.native.ipynb #27d37a0d
+class _NativeState:
+    "Checkpoints of the whole vector env as plain arrays (a base of `NativeVecEnv`)."
+    def get_state(self) -> dict:
+        "Copies of every array that defines the env (physics, counters, returns, RNG, params)."
+        return {"id": self.name, "hash": self.spec.hash, "num_envs": self.num_envs, "state": self._state.copy(), "t": self._t.copy(),
+                "ret": self._ret.copy(), "rng": self._rng.copy(), "params": self._params.copy(),
+                "needs_reset": self._needs_reset}
+
+    def set_state(self, d: dict):
+        "Restore a `get_state()` dict (same id and num_envs)."
+        if d.get("id") != self.name or d.get("num_envs") != self.num_envs:
+            raise ValueError(f"{self.name}: set_state got a state of {d.get('id')!r} with num_envs={d.get('num_envs')!r}, "
+                             f"expected {self.name!r} with num_envs={self.num_envs}")
+        if d.get("hash", self.spec.hash) != self.spec.hash:
+            raise ValueError(f"{self.name}: set_state got a state of spec hash {d['hash']}, this env's spec hash is {self.spec.hash} "
+                             f"(different kwargs or time limit)")
+        for k, dst in (("state", self._state), ("t", self._t), ("ret", self._ret), ("rng", self._rng), ("params", self._params)):
+            src = np.asarray(d[k])
+            if src.shape != dst.shape: raise ValueError(f"{self.name}: set_state `{k}` has shape {src.shape}, expected {dst.shape}")
+            dst[...] = src
+        self._needs_reset = bool(d.get("needs_reset", False))
+
+
+# %% ../../nbs/30a_envs.native.ipynb #c021
+class NativeVecEnv(_NativeMemory, _NativeStepping, _NativeState, VecEnv):
     "Base class of Numba-native vector envs: one memory block, one compiled kernel call per `step`."
     state_dim: int = 0
     step_kernel = None   # njit kernel (mem, actions) -> status: `native_step` with the env's per-copy functions
@@ -230,37 +362,6 @@ class NativeVecEnv(VecEnv):
         if self.step_kernel_parallel is None: return False
         return self.num_envs >= self.parallel_min_envs if self._parallel is None else bool(self._parallel)
 
-    def _build_views(self):
-        "NumPy views of `mem` (persistent arrays) and the two output slots."
-        m, h = self._mem, self._mem[:_HDR * 8].view(np.int64)
-        n, d, o, p = (int(x) for x in h[3:7])
-        st, t, ret, rng, par, end = _layout(n, d, p)
-        self._h = h
-        self._state, self._t, self._ret = m[st:t].view(_F64).reshape(n, d), m[t:ret].view(_I64), m[ret:rng].view(_F64)
-        self._rng, self._params = m[rng:par].view(np.uint64).reshape(n, 4), m[par:end].view(_F64)
-        self._no_done = np.zeros(n, _B); self._no_done.flags.writeable = False
-        self._slots, self._res, self._pend, self._pend_end = [None, None], [None] * 4, [None, None], [None, None]
-        self._pend0 = [None, None]
-        for s in range(2): self._new_slot(s)
-        self._nxt = 1 - int(h[0])   # the slot the next step writes
-
-    def _new_slot(self, s):
-        "New output arrays for slot `s` (addresses to the header), its two prebuilt results and their hold checks."
-        n, shp = self.num_envs, (self.num_envs, *self._obs_shape)
-        sl = (np.zeros(shp, _F32), np.zeros(n, _F32), np.zeros(n, _B), np.zeros(n, _B), np.zeros(n, _B),
-              np.zeros(shp, _F32), np.zeros(n, _F64), np.zeros(n, _I64))
-        self._h[16 + 8 * s:24 + 8 * s] = [x.ctypes.data for x in sl]
-        f = self._no_done   # nothing ended: terminated, truncated and done are all False, final_obs is obs
-        info0 = {"final_obs": sl[0], "done": f, "episode_return": sl[6], "episode_length": sl[7]}
-        info1 = {"final_obs": sl[5], "done": sl[4], "episode_return": sl[6], "episode_length": sl[7]}
-        out0, out1 = (sl[0], sl[1], f, f, info0), (sl[0], sl[1], sl[2], sl[3], info1)
-        self._slots[s], self._res[s], self._res[2 + s] = sl, out0, out1
-        chk0, chk_all = (sl[0], sl[1], sl[6], sl[7], info0, out0), sl + (info0, out0, info1, out1)
-        del sl, info0, info1, out0, out1
-        # what to check before the next write: the no-episode-ended result, or everything once the other was returned
-        self._pend[s] = self._pend0[s] = (_held, chk0, _held(chk0))   # `_pend0` keeps chk0 alive as long as the slot
-        self._pend_end[s] = (_held_all, chk_all, _held_all(chk_all))
-
     @property
     def max_episode_steps(self) -> int:
         "Time limit in steps (0: none); stored in the memory block the kernel reads."
@@ -272,88 +373,4 @@ class NativeVecEnv(VecEnv):
     @_needs_reset.setter
     def _needs_reset(self, v): self._h[1] = int(bool(v))
 
-    def _seed(self, seed):
-        if seed is None: seeds = [np.random.SeedSequence().entropy + i for i in range(self.num_envs)]
-        elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"{self.name}: `seed` must be a non-negative int or None, got {seed!r}")
-        else: seeds = [int(seed) + i for i in range(self.num_envs)]
-        self._rng[...] = pcg64_rows(seeds)
 
-    def _entry(self, adtype):
-        "The compiled step kernel for actions of `adtype` (any layout), called without Numba's type dispatch."
-        ep = self._eps.get(adtype)
-        if ep is None:
-            sig = (numba.typeof(self._mem), numba.types.Array(numba.from_dtype(adtype), len(self._ashape), "A"))
-            k = type(self).step_kernel_parallel if self.parallel else type(self).step_kernel
-            ep = _compiled(self, k, sig, "step_kernel_parallel" if self.parallel else "step_kernel")
-            if self.parallel: ep = _locked(ep)
-            self._eps[adtype] = ep
-        return ep
-
-    def __getstate__(self):   # views and compiled entry points are rebuilt on unpickling (views must share `mem`)
-        return {k: v for k, v in self.__dict__.items() if k not in ("_h", "_state", "_t", "_ret", "_rng", "_params", "_slots", "_res", "_pend", "_pend0", "_pend_end", "_nxt", "_no_done", "_ep", "_eps")}
-    def __setstate__(self, d):
-        self.__dict__.update(d); self._build_views(); self._eps = {}; self._ep = self._entry(self._adtype)
-
-    def _prepare(self, actions):
-        "Validated actions and the entry point for their dtype (the slow path of `step`)."
-        a = check_actions(self.name, self.single_action_space, self.num_envs, actions)
-        return a, self._entry(a.dtype)
-
-    def reset(self, seed: int | None = None):
-        "Reset all copies (copy `n` seeded with `seed + n` when `seed` is given); returns `(obs, info)` (fresh arrays)."
-        if seed is not None: self._seed(seed)
-        obs = np.empty((self.num_envs, *self._obs_shape), np.float32)
-        type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, self._all, obs.reshape(self.num_envs, -1))
-        self._h[1] = 0
-        return obs, {}
-
-    def reset_envs(self, mask):
-        "Reset the copies where `mask` (bool `[N]`); returns the observations of all copies (a fresh array)."
-        mask = np.asarray(mask, np.bool_)
-        if mask.shape != (self.num_envs,): raise ValueError(f"{self.name}: `mask` must be a bool array of shape ({self.num_envs},), got {mask.shape}")
-        obs = np.empty((self.num_envs, *self._obs_shape), np.float32)
-        type(self).reset_kernel(self._state, self._t, self._ret, self._rng, self._params, mask, obs.reshape(self.num_envs, -1))
-        return obs
-
-    def step(self, actions):
-        "Step all copies; same-step autoreset; returns `(obs, reward, terminated, truncated, info)` (fresh arrays unless `copy` is False)."
-        a = actions   # fast path: exactly the dtype and shape the compiled entry point was built for
-        if type(a) is _ND and a.dtype is self._adtype and a.shape == self._ashape: ep = self._ep
-        else: a, ep = self._prepare(actions)
-        if self.copy:   # the slot about to be written gets new arrays if the caller still holds any of its outputs
-            s = self._nxt; held, chk, base = self._pend[s]
-            if held(chk) != base: self._new_slot(s)
-            elif held is _held_all: self._pend[s] = self._pend0[s]   # released after an episode end: back to the short check
-        r = ep(self._mem, a)
-        if r < 2:
-            self._nxt = 1 - r
-            return self._res[r]
-        return self._results(r, a)
-
-    def _results(self, r, a):
-        "Results of a step where an episode ended, or the error of a refused step."
-        if r == _NEEDS_RESET: raise RuntimeError(f"{self.name}: call reset() before step()")
-        if r >= _BAD: raise action_value_error(self.name, self.single_action_space, a, r - _BAD)
-        s = r - 2; self._nxt = 1 - s; self._pend[s] = self._pend_end[s]
-        return self._res[r]
-
-    def get_state(self) -> dict:
-        "Copies of every array that defines the env (physics, counters, returns, RNG, params)."
-        return {"id": self.name, "hash": self.spec.hash, "num_envs": self.num_envs, "state": self._state.copy(), "t": self._t.copy(),
-                "ret": self._ret.copy(), "rng": self._rng.copy(), "params": self._params.copy(),
-                "needs_reset": self._needs_reset}
-
-    def set_state(self, d: dict):
-        "Restore a `get_state()` dict (same id and num_envs)."
-        if d.get("id") != self.name or d.get("num_envs") != self.num_envs:
-            raise ValueError(f"{self.name}: set_state got a state of {d.get('id')!r} with num_envs={d.get('num_envs')!r}, "
-                             f"expected {self.name!r} with num_envs={self.num_envs}")
-        if d.get("hash", self.spec.hash) != self.spec.hash:
-            raise ValueError(f"{self.name}: set_state got a state of spec hash {d['hash']}, this env's spec hash is {self.spec.hash} "
-                             f"(different kwargs or time limit)")
-        for k, dst in (("state", self._state), ("t", self._t), ("ret", self._ret), ("rng", self._rng), ("params", self._params)):
-            src = np.asarray(d[k])
-            if src.shape != dst.shape: raise ValueError(f"{self.name}: set_state `{k}` has shape {src.shape}, expected {dst.shape}")
-            dst[...] = src
-        self._needs_reset = bool(d.get("needs_reset", False))

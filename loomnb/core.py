@@ -174,31 +174,9 @@ RUN_OPTIONS = {  # name -> (expected, check): settings of a training run that a 
     "sync_frequency": ("a positive int", lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1),
 }
 
-# %% ../nbs/00_core.ipynb #c017
-@dataclass
-class Config(metaclass=_ConfigMeta):
-    "Base class for loomnb configs: validated typed dataclasses with dict/YAML round-trips."
-    allow_inf: typing.ClassVar[tuple] = ()   # float fields that may be +-inf (NaN is refused everywhere)
-    max_abs: typing.ClassVar[float] = 1e15   # larger magnitudes are refused as typos
-
-    aliases = ALIASES      # other libraries' name -> field name (not a field: no annotation)
-    run_option_names = ()  # names of `RUN_OPTIONS` this config carries for its run
-    def __post_init__(self):
-        hints = typing.get_type_hints(type(self))
-        for f in fields(self):
-            v, tp = getattr(self, f.name), hints.get(f.name, typing.Any)
-            if tp is float and isinstance(v, (int, np.integer)) and not isinstance(v, bool): 
-                object.__setattr__(self, f.name, float(v)); continue
-            if tp is float and isinstance(v, str):  # YAML reads 3e-4 as a string
-                try: object.__setattr__(self, f.name, float(v)); continue
-                except ValueError: pass
-            if not _type_ok(v, tp):
-                self._fail(f.name, v, f"a value of type {getattr(tp, '__name__', tp)}")
-        for f in fields(self):   # after the conversions above (a YAML "nan" is a float by now)
-            bad = _number_problem(f.name, getattr(self, f.name), f.name in self.allow_inf, self.max_abs)
-            if bad: self._fail(f.name, getattr(self, f.name), bad)
-        self.validate()
-
+# %% ../nbs/00_core.ipynb #25418637
+class _ConfigChecks:
+    "Validation helpers every config uses in its validate, each raising one ConfigError that names the field, the value and what was expected (a base of `Config`)."
     def validate(self):
         "Override to check field values with the `check_*` helpers."
 
@@ -218,6 +196,10 @@ class Config(metaclass=_ConfigMeta):
         v = getattr(self, name)
         if v not in choices: self._fail(name, v, f"one of {list(choices)}.{did_you_mean(v, choices) if isinstance(v, str) else ''}")
 
+
+# %% ../nbs/00_core.ipynb #2139ca7b
+class _ConfigIO:
+    "Building a config from a dict or YAML (aliases, run options and did-you-mean on unknown keys) and writing it back (a base of `Config`)."
     @classmethod
     def field_names(cls) -> list[str]: return [f.name for f in fields(cls)]
 
@@ -249,19 +231,6 @@ class Config(metaclass=_ConfigMeta):
             if real in d: raise ConfigError(f"{cls.__name__}: both {k!r} and {real!r} given ({k!r} is an alias of {real!r}); pass one")
             out[real] = v
         return out, run
-
-    def _set_run_options(self, run: dict):
-        for k, v in run.items():
-            expected, ok = RUN_OPTIONS[k]
-            if not ok(v): self._fail(k, v, expected)
-        if run.get("sync_frequency") is not None and not run.get("distributed"):
-            self._fail("sync_frequency", run["sync_frequency"], "no value unless distributed=True (it paces the parameter sync between ranks)")
-        object.__setattr__(self, "_run_options", {k: (bool(v) if k == "distributed" else int(v)) for k, v in run.items()})
-
-    @property
-    def run_options(self) -> dict:
-        "The run options this config carries (`RUN_OPTIONS` names; empty when none)."
-        return dict(self.__dict__.get("_run_options", {}))
 
     def to_dict(self) -> dict: return {**dataclasses.asdict(self), **self.run_options}
 
@@ -298,6 +267,47 @@ class Config(metaclass=_ConfigMeta):
         "Field name -> its one-line docments comment."
         from fastcore.docments import docments
         return {k: (v or "") for k, v in docments(cls).items() if k in cls.field_names()}
+
+
+# %% ../nbs/00_core.ipynb #c017
+@dataclass
+class Config(_ConfigChecks, _ConfigIO, metaclass=_ConfigMeta):
+    "Base class for loomnb configs: validated typed dataclasses with dict/YAML round-trips."
+    allow_inf: typing.ClassVar[tuple] = ()   # float fields that may be +-inf (NaN is refused everywhere)
+    max_abs: typing.ClassVar[float] = 1e15   # larger magnitudes are refused as typos
+
+    aliases = ALIASES      # other libraries' name -> field name (not a field: no annotation)
+    run_option_names = ()  # names of `RUN_OPTIONS` this config carries for its run
+    def __post_init__(self):
+        hints = typing.get_type_hints(type(self))
+        for f in fields(self):
+            v, tp = getattr(self, f.name), hints.get(f.name, typing.Any)
+            if tp is float and isinstance(v, (int, np.integer)) and not isinstance(v, bool): 
+                object.__setattr__(self, f.name, float(v)); continue
+            if tp is float and isinstance(v, str):  # YAML reads 3e-4 as a string
+                try: object.__setattr__(self, f.name, float(v)); continue
+                except ValueError: pass
+            if not _type_ok(v, tp):
+                self._fail(f.name, v, f"a value of type {getattr(tp, '__name__', tp)}")
+        for f in fields(self):   # after the conversions above (a YAML "nan" is a float by now)
+            bad = _number_problem(f.name, getattr(self, f.name), f.name in self.allow_inf, self.max_abs)
+            if bad: self._fail(f.name, getattr(self, f.name), bad)
+        self.validate()
+
+    def _set_run_options(self, run: dict):
+        for k, v in run.items():
+            expected, ok = RUN_OPTIONS[k]
+            if not ok(v): self._fail(k, v, expected)
+        if run.get("sync_frequency") is not None and not run.get("distributed"):
+            self._fail("sync_frequency", run["sync_frequency"], "no value unless distributed=True (it paces the parameter sync between ranks)")
+        object.__setattr__(self, "_run_options", {k: (bool(v) if k == "distributed" else int(v)) for k, v in run.items()})
+
+    @property
+    def run_options(self) -> dict:
+        "The run options this config carries (`RUN_OPTIONS` names; empty when none)."
+        return dict(self.__dict__.get("_run_options", {}))
+
+
 
 # %% ../nbs/00_core.ipynb #c024
 _TRACKED = ("loomnb", "numpy", "numba", "torch", "gymnasium", "pandas", "papermill")

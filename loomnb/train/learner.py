@@ -19,87 +19,12 @@ from .checkpoint import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, CheckpointError,
 from .tuned import tuned_overrides
 from .session import check_threads, run_session, run_summary
 from .nonfinite import NonFiniteError, FiniteEnv, first_nonfinite, nan_guard_snapshot, nan_guard_restore
+from .state import TrainState, CancelFitException, Callback, CALLBACK_EVENTS, overrides_event
+from .registry import ALGORITHMS, register_algorithm, get_algorithm, algorithms_supporting
+
 
 # %% auto #0
-__all__ = ['ALGORITHMS', 'TrainState', 'CancelFitException', 'Callback', 'set_data_parallel', 'data_parallel_setup',
-           'TrainResult', 'Algorithm', 'register_algorithm', 'get_algorithm', 'algorithms_supporting', 'resolve_config',
-           'Trainer']
-
-# %% ../../nbs/38_train.learner.ipynb #c013
-@dataclass
-class TrainState:
-    "Explicit state of a training run, passed to every callback event."
-    total_timesteps: int = 0    # Env steps the run is asked to reach (absolute, across resumes)
-    global_step: int = 0        # Env steps taken so far (all envs)
-    iteration: int = 0          # Completed collect+update iterations
-    n_updates: int = 0          # Gradient steps taken so far
-    episodes: int = 0           # Finished episodes
-    ep_returns: deque = field(default_factory=lambda: deque(maxlen=100))  # Returns of the last 100 episodes
-    ep_lengths: deque = field(default_factory=lambda: deque(maxlen=100))  # Their lengths
-    metrics: dict = field(default_factory=dict)  # Metrics of the last iteration (namespaced keys)
-    stop: bool = False          # Set to stop after the current phase
-    stop_reason: str = ""       # Who stopped the run
-    time_elapsed: float = 0.0   # Seconds of training (excludes time before `train` and after it returns)
-
-    @property
-    def progress_remaining(self) -> float:
-        "1 at the start, 0 at `total_timesteps` (for linear schedules)."
-        return max(0.0, 1.0 - self.global_step / self.total_timesteps) if self.total_timesteps else 1.0
-    @property
-    def mean_reward(self) -> float:
-        "Mean return of the recorded episodes (NaN before the first)."
-        return self._mean("ep_returns")
-    @property
-    def mean_length(self) -> float:
-        "Mean length of the recorded episodes (NaN before the first)."
-        return self._mean("ep_lengths")
-
-    def _mean(self, k: str) -> float:
-        "`float(np.mean(deque))`, computed again only when the deque's contents changed (off-policy loops ask every step)."
-        xs = list(getattr(self, k))   # (~2 us with the comparison, np.mean ~15 us: an episode ends every tens of steps)
-        memo = self.__dict__.get("_memo_" + k)   # (not a field: not in `state_dict`, `asdict` or the repr)
-        if memo is None or memo[0] != xs:
-            memo = self.__dict__["_memo_" + k] = (xs, float(np.mean(xs)) if xs else float("nan"))
-        return memo[1]
-
-    def add_episodes(self, returns, lengths):
-        "Record finished episodes."
-        self.ep_returns.extend(returns); self.ep_lengths.extend(lengths); self.episodes += len(returns)
-
-    def state_dict(self) -> dict:
-        return {k: (list(v) if isinstance(v, deque) else v) for k, v in dataclasses.asdict(self).items()
-                if k not in ("metrics", "stop", "stop_reason")} | {"metrics": {k: float(v) for k, v in self.metrics.items()}}
-
-    def load_state_dict(self, d: dict):
-        for k, v in d.items():
-            if k in ("ep_returns", "ep_lengths"): getattr(self, k).clear(); getattr(self, k).extend(v)
-            elif k in {f.name for f in dataclasses.fields(self)}: setattr(self, k, v)
-
-# %% ../../nbs/38_train.learner.ipynb #c017
-class CancelFitException(Exception):
-    "Raise from any callback event to stop training cleanly."
-
-_EVENTS = ("before_fit", "before_rollout", "after_env_step", "after_rollout", "before_update", "after_update",
-           "after_iteration", "after_fit")
-
-class Callback:
-    "Base class for training callbacks; override any event, return False to stop training."
-    trainer = None
-    order: int = 0  # Callbacks run in increasing `order`, then in the order given
-    def before_fit(self, state: TrainState): pass
-    def before_rollout(self, state: TrainState): pass
-    def after_env_step(self, state: TrainState): pass
-    def after_rollout(self, state: TrainState): pass
-    def before_update(self, state: TrainState): pass
-    def after_update(self, state: TrainState): pass
-    def after_iteration(self, state: TrainState): pass
-    def after_fit(self, state: TrainState): pass
-    def __repr__(self): return f"{type(self).__name__}()"
-
-def _overrides(cb, event: str) -> bool:
-    "True when `cb` defines `event` itself rather than inheriting the no-op."
-    f = getattr(type(cb), event, None)
-    return f is not None and f is not getattr(Callback, event)
+__all__ = ['set_data_parallel', 'data_parallel_setup', 'TrainResult', 'Algorithm', 'resolve_config', 'Trainer']
 
 # %% ../../nbs/38_train.learner.ipynb #a726e886
 _DATA_PARALLEL = []   # the setup `loomnb.distributed` registers on import: algo -> what it did
@@ -220,50 +145,6 @@ class Algorithm(_AlgorithmTraining, metaclass=_AlgorithmMeta):
     def state_dict(self) -> dict: raise NotImplementedError
     def load_state_dict(self, d: dict): raise NotImplementedError
 
-# %% ../../nbs/38_train.learner.ipynb #ad77de97
-ALGORITHMS: dict[str, type] = {}
-_REQUIRED = ("collect", "update", "predict", "state_dict", "load_state_dict")
-
-def register_algorithm(name: str, # Lower-case name used by `Trainer(name, ...)`
-                       cls: type, # Class with the `Algorithm` interface
-                      ) -> type:
-    "Register an algorithm class under `name` (returns `cls`)."
-    if not isinstance(name, str) or not name: raise ValueError(f"register_algorithm: `name` must be a non-empty str, got {name!r}")
-    missing = [m for m in _REQUIRED if not callable(getattr(cls, m, None))]
-    if missing: raise TypeError(f"register_algorithm: {cls!r} lacks {', '.join(missing)} (see loomnb.train.learner.Algorithm)")
-    if not (isinstance(getattr(cls, "config_cls", None), type) and issubclass(cls.config_cls, Config)):
-        raise TypeError(f"register_algorithm: {cls.__name__}.config_cls must be a loomnb.core.Config subclass")
-    if "run_option_names" not in vars(cls.config_cls): cls.config_cls.run_option_names = tuple(RUN_OPTIONS)  # a training config
-    ALGORITHMS[name.lower()] = cls
-    if "name" not in vars(cls) or not vars(cls)["name"]: cls.name = name.lower()  # subclasses get their own name
-    return cls
-
-# %% ../../nbs/38_train.learner.ipynb #c020
-def _entry_points() -> dict:
-    "Algorithms that installed packages declare (entry-point group `loomnb.algorithms`, name -> `module:Class`), loomnb's own included."
-    from importlib.metadata import entry_points
-    return {e.name.lower(): e for e in entry_points(group="loomnb.algorithms")}
-
-def get_algorithm(name: str) -> type:
-    "The class registered as `name`, loading its entry point (`loomnb.algorithms`) on first use."
-    key = str(name).lower()
-    if key not in ALGORITHMS:
-        ep = _entry_points().get(key)
-        if ep is not None:
-            cls = ep.load()   # importing the module registers it; a plugin that does not is registered here
-            if key not in ALGORITHMS: register_algorithm(key, cls)
-    if key not in ALGORITHMS:
-        known = sorted(set(ALGORITHMS) | set(_entry_points()))
-        raise ValueError(f"Unknown algorithm {name!r}.{did_you_mean(key, known)} Known algorithms: {', '.join(known) or 'none'}")
-    return ALGORITHMS[key]
-
-def algorithms_supporting(space_name: str) -> list[str]:
-    "Names of the available algorithms whose `action_spaces` include `space_name`."
-    for n in _entry_points():
-        try: get_algorithm(n)
-        except Exception: pass
-    return sorted(k for k, c in ALGORITHMS.items() if space_name in getattr(c, "action_spaces", ()))
-
 # %% ../../nbs/38_train.learner.ipynb #c025
 def _space_name(sp) -> str: return type(sp).__name__
 
@@ -361,7 +242,7 @@ class _TrainerLoop:
         if s.total_timesteps < 1: raise ValueError("`total_timesteps` must be given on the first call to train()")
         if self.config.run_options.get("distributed"): self.algo._distributed_train_setup()   # never accepted and ignored
         s.stop, s.stop_reason = False, ""
-        per_step = any(_overrides(cb, "after_env_step") for cb in self.callbacks)
+        per_step = any(overrides_event(cb, "after_env_step") for cb in self.callbacks)
         t_start, step0, elapsed0 = time.perf_counter(), s.global_step, s.time_elapsed
         try:
             self._event("before_fit")

@@ -8,6 +8,7 @@ Docs: https://loomorg.github.io/loomnb/train.session.html.md"""
 from __future__ import annotations
 import contextlib, math, os, sys
 import torch
+from .state import CALLBACK_EVENTS
 
 # %% auto #0
 __all__ = ['TRAIN_THREADS', 'default_torch_threads', 'check_threads', 'torch_threads', 'progress_enabled', 'summary_rows',
@@ -93,13 +94,11 @@ def summary_table(metrics: dict, checkpoint=None, # As in `summary_rows`
     return "\n".join(([title] if title else []) + [f"  {k:<{w}}  {v}" for k, v in rows])
 
 # %% ../../nbs/38f_train.session.ipynb #9d8c4b55
-_EVENTS = ("before_fit", "before_rollout", "after_env_step", "after_rollout", "before_update", "after_update", "after_iteration", "after_fit")
-
 class _Bar:
     "The progress bar `run_session` adds (`train.callbacks.ProgressBar` is the public one): tqdm over env steps with the ETA and the live return."
     order, shows_progress = 10, True
     def __getattr__(self, name):   # the other callback events do nothing (looked up on instances only: `after_env_step` stays off)
-        if name in _EVENTS: return lambda state: None
+        if name in CALLBACK_EVENTS: return lambda state: None
         raise AttributeError(name)
     def before_fit(self, state):
         from tqdm.auto import tqdm

@@ -94,8 +94,15 @@ def spread_reset(pos, vel, lm, rng, i):
 @njit(cache=True)
 def spread_step(pos, vel, lm, t, ret, coll, rng, actions, local_ratio, max_cycles, terminate_on_success,
                 obs, rew, term, trunc, final_obs, ep_ret, ep_len, ep_coll, ep_success):
-    "One step of every copy: actions, physics, rewards, time limit/success, episode stats, same-step autoreset, observations."
+    "Check every action (returns `i * A + k` of the first bad one, nothing changed), then step every copy: physics, rewards, time limit/success, episode stats, same-step autoreset, observations; -1 when done."
     n, A = pos.shape[0], pos.shape[1]
+    for i in range(n):
+        for k in range(A):
+            if actions.ndim == 2:
+                if actions[i, k] < 0 or actions[i, k] > 4: return i * A + k
+            else:
+                for j in range(5):
+                    if not math.isfinite(actions[i, k, j]): return i * A + k
     force = np.zeros((A, 2))
     for i in range(n):
         for k in range(A):
@@ -119,6 +126,7 @@ def spread_step(pos, vel, lm, t, ret, coll, rng, actions, local_ratio, max_cycle
             spread_reset(pos, vel, lm, rng, i); t[i] = 0; coll[i] = 0
             for k in range(A): ret[i, k] = 0.0
         spread_obs(pos, vel, lm, i, obs)
+    return -1
 
 # %% ../../nbs/31c_envs.spread.ipynb #m31c010
 class _SpreadState(MultiAgentVecEnv):
@@ -175,14 +183,22 @@ class SimpleSpreadVecEnv(_SpreadState):
         "Global state `[N, A * D]`: every agent's observation, concatenated (mpe2's `state()`)."
         return self._obs.reshape(self.num_envs, -1).copy()
 
-    def step_arrays(self, actions: np.ndarray): # `[N, A]` int64 (Discrete) or `[N, A, 5]` float (Box), already valid
+    def step_arrays(self, actions: np.ndarray): # `[N, A]` int64 (Discrete) or `[N, A, 5]` float64 (Box)
         "The step on stacked arrays: `(obs [N, A, D], rew [N, A], terminated [N], truncated [N], info)` (no dicts)."
         n, A, D = self._obs.shape
+        want = (np.dtype(np.float64), (n, A, 5)) if self.continuous_actions else (np.dtype(np.int64), (n, A))
+        if type(actions) is not np.ndarray or (actions.dtype, actions.shape) != want:
+            raise ValueError(f"{self.name}: step_arrays needs a {want[0]} array of shape {want[1]}, got {getattr(actions, 'dtype', type(actions).__name__)} {np.shape(actions)}")
         obs, fobs, rew = np.empty((n, A, D), np.float32), np.empty((n, A, D), np.float32), np.empty((n, A), np.float32)
         term, trunc, ep_ret, ep_len = np.empty(n, np.bool_), np.empty(n, np.bool_), np.empty(n), np.empty(n, np.int64)
         ep_coll, ep_succ = np.empty(n, np.int64), np.empty(n, np.bool_)
-        spread_step(self.pos, self.vel, self.lm, self.t, self.ret, self.coll, self.rng, actions, self.local_ratio, self.max_cycles,
-                    self.terminate_on_success, obs, rew, term, trunc, fobs, ep_ret, ep_len, ep_coll, ep_succ)
+        bad = spread_step(self.pos, self.vel, self.lm, self.t, self.ret, self.coll, self.rng, actions, self.local_ratio, self.max_cycles,
+                          self.terminate_on_success, obs, rew, term, trunc, fobs, ep_ret, ep_len, ep_coll, ep_succ)
+        if bad >= 0:
+            i, k = divmod(bad, A)
+            raise ValueError(f"{self.name}: agent {self.possible_agents[k]!r}: action {actions[i, k].tolist()!r} of copy {i} is outside "
+                             f"{self.action_spaces[self.possible_agents[k]]}" + ("" if self.continuous_actions else ": expected an integer in [0, 5)")
+                             + (" (finite values are clipped to [0, 1])" if self.continuous_actions else ""))
         self._obs = obs
         info = {"final_obs": fobs, "final_state": fobs.reshape(n, -1), "done": term | trunc, "episode_return": ep_ret,
                 "episode_length": ep_len, "episode_collisions": ep_coll, "episode_success": ep_succ}
@@ -191,12 +207,28 @@ class SimpleSpreadVecEnv(_SpreadState):
     def step(self, actions: dict):
         "Step every copy with `{agent: [N] int}` (or `[N, 5]` float); returns `(obs, rewards, terminated, truncated, info)` keyed by agent."
         if not self._ready: raise RuntimeError(f"{self.name}: call reset() before step()")
-        acts = check_agent_actions(self, actions)
-        a = np.stack([acts[k] for k in self.possible_agents], 1)
-        obs, rew, term, trunc, info = self.step_arrays(a if a.dtype != np.float32 else a.astype(np.float64))
+        a = self._stacked(actions)
+        if a is None:   # anything unusual: the full check, whose errors name the agent
+            acts = check_agent_actions(self, actions)
+            a = np.stack([acts[k] for k in self.possible_agents], 1).astype(np.float64 if self.continuous_actions else np.int64)
+        obs, rew, term, trunc, info = self.step_arrays(a)
         info["final_obs"] = self._split(info["final_obs"])
+        term.flags.writeable = False; trunc.flags.writeable = False   # every agent ends with its copy: one shared, read-only array
         ag = self.possible_agents
-        return self._split(obs), self._split(rew), {a: term.copy() for a in ag}, {a: trunc.copy() for a in ag}, info
+        return self._split(obs), self._split(rew), dict.fromkeys(ag, term), dict.fromkeys(ag, trunc), info
+
+    def _stacked(self, actions):
+        "`[N, A]` (or `[N, A, 5]`) actions when `actions` is exactly one valid array per agent (the fast path), else None."
+        if type(actions) is not dict or len(actions) != len(self.possible_agents): return None
+        shape, kind = ((self.num_envs, 5), "f") if self.continuous_actions else ((self.num_envs,), "i")
+        xs = []
+        for k in self.possible_agents:
+            x = actions.get(k)
+            if type(x) is not np.ndarray or x.shape != shape or x.dtype.kind != kind: return None
+            xs.append(x)
+        a = np.empty((*shape[:1], len(xs), *shape[1:]), np.int64 if kind == "i" else np.float64)
+        for k, x in enumerate(xs): a[:, k] = x
+        return a   # (the kernel checks the values before it moves anything)
 
     def get_state(self) -> dict:
         "Copies of every array that defines the env (positions, velocities, landmarks, counters, returns, RNG)."

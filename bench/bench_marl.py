@@ -13,6 +13,14 @@ Learning curves (mean return of the last 100 training episodes per iteration) go
 
     python bench/bench_marl.py --envs                       # N = 1, 64, 1024
     python bench/bench_marl.py --train --steps 200000 --seeds 0 1 2 --json bench/results/marl_train.json
+
+`--torchrl`: wall time and returns of TorchRL's MAPPO recipe (bench/torchrl_mappo.py: `PettingZooWrapper` on mpe2 in a
+`SerialEnv`, `MultiAgentMLP`, `ClipPPOLoss` + GAE) against loomnb's MAPPO with the same hyperparameters (32 copies x 25
+steps per batch, 10 epochs, minibatch 400, lr 7e-4, clip 0.2, entropy 0.01, shared parameters, no agent id, no value
+normalisation or value clipping), one after the other in one run, for `--frames` env steps. TorchRL and its torch go in
+a venv this script makes (`--venv`, default $TMPDIR/loomnb_bench_torchrl), never in loomnb's.
+
+    python bench/bench_marl.py --torchrl --frames 24000 --json bench/results/marl_torchrl.json
 """
 from __future__ import annotations
 import argparse, json, os, platform, sys, time, warnings
@@ -120,6 +128,45 @@ def bench_train(steps, seeds, episodes, cfg):
     return res, curves
 
 
+def _torchrl_venv(path):
+    import subprocess
+    py = os.path.join(path, "bin", "python")
+    if not os.path.exists(py):
+        subprocess.run([sys.executable, "-m", "venv", path], check=True)
+    if subprocess.run([py, "-c", "import torchrl, mpe2"], capture_output=True).returncode:
+        subprocess.run([py, "-m", "pip", "install", "-q", "torchrl", "pettingzoo==1.27.*", "mpe2"], check=True)
+    return py
+
+
+def bench_torchrl(frames, seed, venv):
+    import subprocess
+    py = _torchrl_venv(venv)
+    ver = subprocess.run([py, "-c", "import torch, torchrl; print(torch.__version__, torchrl.__version__)"], capture_output=True, text=True).stdout.split()
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torchrl_mappo.py")
+    t0 = time.perf_counter()
+    r = subprocess.run([py, "-W", "ignore", script, "--frames", str(frames), "--seed", str(seed)], capture_output=True, text=True)
+    if r.returncode: raise RuntimeError(f"torchrl_mappo.py failed:\n{r.stderr[-3000:]}")
+    trl = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    trl_wall = time.perf_counter() - t0
+    cfg = {"n_envs": 32, "n_steps": 25, "n_epochs": 10, "batch_size": 400, "learning_rate": 7e-4, "agent_id": False,
+           "value_norm": False, "clip_vloss": False}
+    import torch
+    import loomnb.algos.mappo  # noqa: F401
+    from loomnb.train.learner import Trainer, Callback
+    torch.set_num_threads(1)
+    lc, t1 = [], time.perf_counter()
+    class Curve(Callback):
+        def after_iteration(self, s): lc.append({"frames": s.global_step, "wall": time.perf_counter() - t1, "ret": s.mean_reward})
+    Trainer("mappo", env="simple_spread_v3", seed=seed, config=cfg, callbacks=[Curve()], device="cpu").train(frames)
+    out = {"versions": {"torch": ver[0] if ver else None, "torchrl": ver[1] if len(ver) > 1 else None}, "config": cfg,
+           "torchrl": trl, "torchrl_process_wall": trl_wall, "loomnb": lc}
+    for k in ("torchrl", "loomnb"):
+        c = out[k]; last = [x["ret"] for x in c[-5:] if x["ret"] is not None]
+        print(f"{k:8s} {c[-1]['frames']} frames in {c[-1]['wall']:.1f} s ({c[-1]['frames'] / c[-1]['wall']:,.0f} frames/s); "
+              f"mean return of the last 5 batches {np.mean(last):.2f}", flush=True)
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--envs", action="store_true"); p.add_argument("--train", action="store_true")
@@ -129,17 +176,20 @@ def main(argv=None):
     p.add_argument("--eval-episodes", type=int, default=200)
     p.add_argument("--config", type=str, default="{}", help="JSON overrides of MAPPOConfig/IPPOConfig")
     p.add_argument("--json", type=str, default=None)
+    p.add_argument("--torchrl", action="store_true"); p.add_argument("--frames", type=int, default=24_000)
+    p.add_argument("--venv", type=str, default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "loomnb_bench_torchrl"))
     a = p.parse_args(argv)
     out = {"machine": {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count(),
                        "load": os.getloadavg()}}
     if a.envs: out["envs"] = bench_envs(a.sizes, a.repeats, a.seconds)
     if a.train:
-        cfg = {"n_envs": 8, "n_steps": 100, "n_epochs": 10, "batch_size": 200, **json.loads(a.config)}
+        cfg = {"n_envs": 32, "n_steps": 25, "n_epochs": 10, "batch_size": 400, **json.loads(a.config)}
         out["train_config"], out["steps"], out["seeds"] = cfg, a.steps, a.seeds
         out["train"], out["curves"] = bench_train(a.steps, a.seeds, a.eval_episodes, cfg)
         for k, v in out["train"].items():
             print(f"{k:6s} return {v['return'][0]:.2f} [{v['return'][1]:.2f}, {v['return'][2]:.2f}]  success {v['success'][0]:.3f} "
                   f"[{v['success'][1]:.3f}, {v['success'][2]:.3f}]  collisions {v['collisions'][0]:.2f} [{v['collisions'][1]:.2f}, {v['collisions'][2]:.2f}]  wall {v['wall_s']:.0f} s")
+    if a.torchrl: out["torchrl"] = bench_torchrl(a.frames, 0, a.venv)
     if a.json:
         with open(a.json, "w") as f: json.dump(out, f, indent=1)
 

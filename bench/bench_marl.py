@@ -167,6 +167,21 @@ def bench_torchrl(frames, seed, venv):
     return out
 
 
+def plot_curves(src, dst):
+    "Learning curves (mean and min-max band over seeds) of a `--train` JSON, as a PNG."
+    import matplotlib; matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    d = json.load(open(src)); fig, ax = plt.subplots(figsize=(6, 3.5))
+    for name in ("mappo", "ippo"):
+        cs = [np.array(v, float) for k, v in d["curves"].items() if k.startswith(name + "/") and v]
+        if not cs: continue
+        n = min(len(c) for c in cs); x = cs[0][:n, 0]; y = np.stack([c[:n, 1] for c in cs])
+        ax.plot(x, y.mean(0), label=f"{name} ({len(cs)} seeds)"); ax.fill_between(x, y.min(0), y.max(0), alpha=0.2)
+    r = d["train"]["random"]["return"][0]; ax.axhline(r, color="gray", ls="--", label="random")
+    ax.set_xlabel("env steps"); ax.set_ylabel("episode return (mean over agents)"); ax.set_title("simple_spread_v3 (native), N=3")
+    ax.legend(); fig.tight_layout(); fig.savefig(dst, dpi=90)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--envs", action="store_true"); p.add_argument("--train", action="store_true")
@@ -176,9 +191,11 @@ def main(argv=None):
     p.add_argument("--eval-episodes", type=int, default=200)
     p.add_argument("--config", type=str, default="{}", help="JSON overrides of MAPPOConfig/IPPOConfig")
     p.add_argument("--json", type=str, default=None)
+    p.add_argument("--plot", nargs=2, metavar=("JSON", "PNG"), help="plot the curves of a --train JSON")
     p.add_argument("--torchrl", action="store_true"); p.add_argument("--frames", type=int, default=24_000)
     p.add_argument("--venv", type=str, default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "loomnb_bench_torchrl"))
     a = p.parse_args(argv)
+    if a.plot: return plot_curves(*a.plot)
     out = {"machine": {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count(),
                        "load": os.getloadavg()}}
     if a.envs: out["envs"] = bench_envs(a.sizes, a.repeats, a.seconds)

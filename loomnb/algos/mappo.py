@@ -25,8 +25,8 @@ from ..envs.multiagent import MultiAgentVecEnv
 from ..envs import spread as _spread_registration
 
 # %% auto #0
-__all__ = ['MAPPOConfig', 'IPPOConfig', 'agent_gae', 'MultiAgentPolicy', 'mappo_loss', 'MARollout', 'MultiAgentOnPolicy', 'MAPPO',
-           'IPPO']
+__all__ = ['MAPPOConfig', 'IPPOConfig', 'agent_gae', 'MultiAgentPolicy', 'mappo_loss', 'MARollout', 'MultiAgentOnPolicy',
+           'MultiAgentOnPolicyState', 'MAPPO', 'IPPO']
 
 # %% ../../nbs/47_algos.mappo.ipynb #m47006
 @dataclass
@@ -240,7 +240,39 @@ def _check_spaces(algo, agents, osp, asp, share):
                               f"has ({o}, {s}); pass share_actor=False for one actor per agent")
 
 # %% ../../nbs/47_algos.mappo.ipynb #m47025
-class MAPPO(MultiAgentOnPolicy):
+class MultiAgentOnPolicyState(MultiAgentOnPolicy):
+    "`MultiAgentOnPolicy` with `predict` on a dict of observations and the checkpoint state."
+    def predict(self, obs: dict, # {agent: [B, d] or [d]} observations of every agent
+                deterministic: bool=True, # The policy's mode instead of a sample
+               ) -> dict: # {agent: [B] actions (or one action per agent for unbatched observations)}
+        "Actions for a dict of observations, keyed by agent."
+        if not isinstance(obs, dict): raise TypeError(f"{type(self).__name__}.predict: `obs` must be a dict agent -> observations, got {type(obs).__name__}")
+        missing = [a for a in self.agents if a not in obs]
+        if missing: raise ValueError(f"{type(self).__name__}.predict: `obs` lacks agent {missing[0]!r} (agents: {self.agents})")
+        single = np.ndim(obs[self.agents[0]]) == 1
+        o = _stack_obs({a: np.atleast_2d(obs[a]) for a in self.agents}, self.agents, self.D)
+        with torch.inference_mode(): a = self.policy.act(self._t(o), deterministic)[0].cpu().numpy()
+        out = {}
+        for i, k in enumerate(self.agents):
+            x = a[:, i] if self.policy.discrete else np.clip(a[:, i, :self.policy.out_dims[i]], self.env.action_space(k).low, self.env.action_space(k).high)
+            out[k] = x[0] if single else x
+        return out
+
+    def state_dict(self) -> dict:
+        return {"policy": self.policy.state_dict(), "optimizer": self.optimizer.state_dict(), "rng": self.rng.bit_generator.state,
+                "value_rms": self.value_rms.state_dict(), "last_obs": self.obs, "last_state": self.gstate}
+
+    def load_state_dict(self, d: dict):
+        self.policy.load_state_dict(d["policy"]); self.optimizer.load_state_dict(d["optimizer"])
+        self.rng.bit_generator.state = d["rng"]; self.value_rms.load_state_dict(d["value_rms"])
+        lo = d.get("last_obs")
+        if isinstance(lo, dict): lo = _stack_obs(lo, self.agents, self.D)   # an env that restarted: its reset observations
+        self.obs = None if lo is None else np.asarray(lo, np.float32)
+        self.gstate = None if self.obs is None or d.get("last_state") is None else np.asarray(d["last_state"], np.float32)
+        if self.obs is not None and self.gstate is None: self.gstate = np.asarray(self.env.state(), np.float32)
+
+# %% ../../nbs/47_algos.mappo.ipynb #m47027
+class MAPPO(MultiAgentOnPolicyState):
     "Multi-agent PPO with a centralised critic on the global state (CTDE); `IPPO` is the decentralised-critic variant."
     def collect(self, state: TrainState, on_step=None) -> dict:
         "One rollout of `n_steps` in every copy, then per-agent GAE (and the value statistics)."
@@ -307,35 +339,6 @@ class MAPPO(MultiAgentOnPolicy):
         out = {f"train/{k}": x for k, x in zip(("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "grad_norm"), means)}
         return {**out, "train/explained_var": explained_variance(self._denorm(ro.values)[act], self.ret[act]), "train/n_updates": n,
                 "train/lr": lr, "time/update": time.perf_counter() - t0}
-
-    def predict(self, obs: dict, # {agent: [B, d] or [d]} observations of every agent
-                deterministic: bool=True, # The policy's mode instead of a sample
-               ) -> dict: # {agent: [B] actions (or one action per agent for unbatched observations)}
-        "Actions for a dict of observations, keyed by agent."
-        if not isinstance(obs, dict): raise TypeError(f"{type(self).__name__}.predict: `obs` must be a dict agent -> observations, got {type(obs).__name__}")
-        missing = [a for a in self.agents if a not in obs]
-        if missing: raise ValueError(f"{type(self).__name__}.predict: `obs` lacks agent {missing[0]!r} (agents: {self.agents})")
-        single = np.ndim(obs[self.agents[0]]) == 1
-        o = _stack_obs({a: np.atleast_2d(obs[a]) for a in self.agents}, self.agents, self.D)
-        with torch.inference_mode(): a = self.policy.act(self._t(o), deterministic)[0].cpu().numpy()
-        out = {}
-        for i, k in enumerate(self.agents):
-            x = a[:, i] if self.policy.discrete else np.clip(a[:, i, :self.policy.out_dims[i]], self.env.action_space(k).low, self.env.action_space(k).high)
-            out[k] = x[0] if single else x
-        return out
-
-    def state_dict(self) -> dict:
-        return {"policy": self.policy.state_dict(), "optimizer": self.optimizer.state_dict(), "rng": self.rng.bit_generator.state,
-                "value_rms": self.value_rms.state_dict(), "last_obs": self.obs, "last_state": self.gstate}
-
-    def load_state_dict(self, d: dict):
-        self.policy.load_state_dict(d["policy"]); self.optimizer.load_state_dict(d["optimizer"])
-        self.rng.bit_generator.state = d["rng"]; self.value_rms.load_state_dict(d["value_rms"])
-        lo = d.get("last_obs")
-        if isinstance(lo, dict): lo = _stack_obs(lo, self.agents, self.D)   # an env that restarted: its reset observations
-        self.obs = None if lo is None else np.asarray(lo, np.float32)
-        self.gstate = None if self.obs is None or d.get("last_state") is None else np.asarray(d["last_state"], np.float32)
-        if self.obs is not None and self.gstate is None: self.gstate = np.asarray(self.env.state(), np.float32)
 
 class IPPO(MAPPO):
     "Independent PPO: MAPPO's training with decentralised critics on each agent's observation."

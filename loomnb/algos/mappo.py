@@ -340,6 +340,7 @@ class MAPPO(MultiAgentOnPolicyState):
         return {**out, "train/explained_var": explained_variance(self._denorm(ro.values)[act], self.ret[act]), "train/n_updates": n,
                 "train/lr": lr, "time/update": time.perf_counter() - t0}
 
+# %% ../../nbs/47_algos.mappo.ipynb #m47029
 class IPPO(MAPPO):
     "Independent PPO: MAPPO's training with decentralised critics on each agent's observation."
     config_cls = IPPOConfig

@@ -166,8 +166,32 @@ class _SpreadState(MultiAgentVecEnv):
         s = int(np.random.SeedSequence().entropy % (2 ** 62)) if seed is None else int(seed)
         self.rng[...] = pcg64_rows([s + i for i in range(self.num_envs)])
 
-# %% ../../nbs/31c_envs.spread.ipynb #m31c011
-class SimpleSpreadVecEnv(_SpreadState):
+# %% ../../nbs/31c_envs.spread.ipynb #m31c012
+class _SpreadCheckpoint(_SpreadState):
+    "`get_state`/`set_state` and `set_world` of `SimpleSpreadVecEnv`."
+    def get_state(self) -> dict:
+        "Copies of every array that defines the env (positions, velocities, landmarks, counters, returns, RNG)."
+        return {"id": self.name, "num_envs": self.num_envs, **{k: getattr(self, k).copy() for k in ("pos", "vel", "lm", "t", "coll", "ret", "rng")},
+                "obs": self._obs.copy(), "ready": self._ready}
+
+    def set_state(self, d: dict):
+        "Restore a `get_state()` dict (same number of copies and agents)."
+        self._obs = np.empty_like(self._obs)
+        for k in ("pos", "vel", "lm", "t", "coll", "ret", "rng", "obs"):
+            dst, src = (self._obs if k == "obs" else getattr(self, k)), np.asarray(d[k])
+            if src.shape != dst.shape: raise ValueError(f"{self.name}: set_state `{k}` has shape {src.shape}, expected {dst.shape}")
+            dst[...] = src
+        self._ready = bool(d.get("ready", True))
+
+    def set_world(self, i: int, # Copy
+                  agent_pos, agent_vel, landmark_pos): # `[A, 2]` arrays each (e.g. read from an mpe2 world)
+        "Put a given world into copy `i` (its observation is rewritten)."
+        self._obs = self._obs.copy()
+        for dst, src in ((self.pos, agent_pos), (self.vel, agent_vel), (self.lm, landmark_pos)): dst[i] = np.asarray(src, np.float64).reshape(dst[i].shape)
+        spread_obs(self.pos, self.vel, self.lm, i, self._obs)
+
+# %% ../../nbs/31c_envs.spread.ipynb #m31c013
+class SimpleSpreadVecEnv(_SpreadCheckpoint):
     "`N` copies of MPE's simple_spread (`mpe2.simple_spread_v3`) in one Numba kernel call per step."
     def _split(self, o): return {a: o[:, k] for k, a in enumerate(self.possible_agents)}
 
@@ -230,25 +254,5 @@ class SimpleSpreadVecEnv(_SpreadState):
         for k, x in enumerate(xs): a[:, k] = x
         return a   # (the kernel checks the values before it moves anything)
 
-    def get_state(self) -> dict:
-        "Copies of every array that defines the env (positions, velocities, landmarks, counters, returns, RNG)."
-        return {"id": self.name, "num_envs": self.num_envs, **{k: getattr(self, k).copy() for k in ("pos", "vel", "lm", "t", "coll", "ret", "rng")},
-                "obs": self._obs.copy(), "ready": self._ready}
-
-    def set_state(self, d: dict):
-        "Restore a `get_state()` dict (same number of copies and agents)."
-        self._obs = np.empty_like(self._obs)
-        for k in ("pos", "vel", "lm", "t", "coll", "ret", "rng", "obs"):
-            dst, src = (self._obs if k == "obs" else getattr(self, k)), np.asarray(d[k])
-            if src.shape != dst.shape: raise ValueError(f"{self.name}: set_state `{k}` has shape {src.shape}, expected {dst.shape}")
-            dst[...] = src
-        self._ready = bool(d.get("ready", True))
-
-    def set_world(self, i: int, # Copy
-                  agent_pos, agent_vel, landmark_pos): # `[A, 2]` arrays each (e.g. read from an mpe2 world)
-        "Put a given world into copy `i` (its observation is rewritten)."
-        self._obs = self._obs.copy()
-        for dst, src in ((self.pos, agent_pos), (self.vel, agent_vel), (self.lm, landmark_pos)): dst[i] = np.asarray(src, np.float64).reshape(dst[i].shape)
-        spread_obs(self.pos, self.vel, self.lm, i, self._obs)
 
 _ = register_environment("simple_spread_v3", "loomnb.envs.spread:SimpleSpreadVecEnv", "3", 25, None)

@@ -15,10 +15,11 @@ from torch import nn
 from gymnasium import spaces
 from ..core import Config, ConfigError
 from ..ops.returns import gae
-from ..ops.stats import RunningMeanStd
+from ..ops.stats import RunningMeanStd, all_finite
 from ..agents.nets import mlp
 from ..fast.optim import make_adam
 from ..train.learner import Algorithm, TrainState, register_algorithm
+from ..train.nonfinite import NonFiniteError
 from ..train.onpolicy import explained_variance
 from .ppo import ppo_loss
 from ..envs.multiagent import MultiAgentVecEnv
@@ -290,14 +291,17 @@ class MAPPO(MultiAgentOnPolicyState):
             te0 = time.perf_counter()
             o, r, te, tr, info = env.step({k: (a[:, i, :self.policy.out_dims[i]] if box else a[:, i]) for i, k in enumerate(ag) if act[k].any()})
             t_env += time.perf_counter() - te0
+            rew, nobs = np.stack([r[k] for k in ag], 1).astype(np.float32, copy=False), _stack_obs(o, ag, self.D)
+            if not all_finite(rew, nobs):   # (a `Trainer` checks array envs itself; these come as dicts)
+                raise NonFiniteError(f"NaN/inf in the observations or rewards of {env.name} at step {g0 + t * N} (agents {ag})")
             trm, trc = np.stack([te[k] for k in ag], 1), np.stack([tr[k] for k in ag], 1)
             fv = np.zeros((N, A), np.float32)
             if trc.any(): fv = self._denorm(self._values(_stack_obs(info["final_obs"], ag, self.D), np.asarray(info["final_state"], np.float32)))
-            for k, x in zip(MARollout._fields, (self.obs, self.gstate, a, logp.cpu().numpy(), v.cpu().numpy(), np.stack([r[k] for k in ag], 1),
+            for k, x in zip(MARollout._fields, (self.obs, self.gstate, a, logp.cpu().numpy(), v.cpu().numpy(), rew,
                                                 trm, trc, fv, np.stack([act[k] for k in ag], 1))): buf[k].append(x)
             d = info["done"]
             if d.any(): rets += info["episode_return"][d].tolist(); lens += info["episode_length"][d].tolist()
-            self.obs, self.gstate = _stack_obs(o, ag, self.D), np.asarray(env.state(), np.float32)
+            self.obs, self.gstate = nobs, np.asarray(env.state(), np.float32)
             if on_step is not None and not on_step(t): break
         ro = MARollout(*(np.stack(buf[k]) for k in MARollout._fields))
         state.global_step = g0 + len(ro.obs) * N

@@ -83,8 +83,9 @@ def _add_runs(sub):
 def build_parser() -> argparse.ArgumentParser:
     "The `loomnb` argument parser."
     ap = argparse.ArgumentParser(prog="loomnb", description="loomnb: notebook-first reinforcement learning")
-    sub = ap.add_subparsers(dest="cmd", required=True, metavar="{train,eval,run,runs}")
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="{train,eval,run,runs,serve}")
     for f in (_add_train, _add_eval, _add_run, _add_runs): f(sub)
+    sub.add_parser("serve", add_help=False, help="serve a policy over HTTP (its options: loomnb serve --help)")   # (`main` hands `serve` to loomnb.workflow.serve)
     return ap
 
 # %% ../../nbs/82_workflow.cli.ipynb #c012

@@ -373,8 +373,11 @@ class Trainer(_TrainerLoop, _TrainerCheckpoints):
                  dataset=None, # Offline algorithms: an OfflineDatasetBuffer or a dataset path
                  tuned: bool | None=None, # rl-zoo3's settings for this env (`train.tuned`); None: when no config is given
                  torch_threads: int | None=None, # Torch threads while training (None: `train.session.default_torch_threads()`)
+                 **overrides, # Config fields given directly (`Trainer("mappo", env=..., n_agents=3)`), over `config`'s
                 ):
         cls = algo if isinstance(algo, type) else get_algorithm(algo)
+        if overrides:   # the same as putting them in `config` (so rl-zoo3's table is then off, as with any config)
+            config = config.merge(overrides) if isinstance(config, Config) else {**(config or {}), **overrides}
         dataset, env = _offline_inputs(cls, dataset, env)
         (config, self.tuned), self.torch_threads = tuned_overrides(cls, env, config, n_envs, tuned), check_threads(torch_threads)
         cfg, self.seed = resolve_config(cls, config, n_envs), seed

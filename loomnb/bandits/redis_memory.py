@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/bandits.redis_memory.html.md"""
 
 # %% ../../nbs/92b_bandits.redis_memory.ipynb #386e24f0
 from __future__ import annotations
-import asyncio, collections, json, os, shutil, socket, subprocess, tempfile, time
+import asyncio, collections, json, time
 from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import redis.asyncio as aioredis
@@ -14,11 +14,12 @@ import redis.exceptions as rex
 try: import hiredis  # optional: the C RESP parser of the pipelined hot-path connection
 except ImportError: hiredis = None
 from .core import encode_weights, encode_parts
-from .memory import (RLMemorySettings, StoredExperience, WeightVersionInfo, unpack_experience, MemoryBase,
-                                   arm_keys, version_number, split_weights, changed_parts, experience_rows)
+from .memory import (RLMemorySettings, StoredExperience, WeightVersionInfo, unpack_experience,
+                                   MemoryBase, arm_keys, version_number, split_weights, changed_parts, experience_rows)
+from .redis_server import RedisServer, in_ci, redis_server_or_skip
 
 # %% auto #0
-__all__ = ['resp_command', 'RedisRLMemory', 'RedisServer', 'in_ci', 'redis_server_or_skip']
+__all__ = ['resp_command', 'RedisRLMemory']
 
 # %% ../../nbs/92b_bandits.redis_memory.ipynb #c044
 _LUA_CAS = """
@@ -419,47 +420,3 @@ class RedisRLMemory(_RedisExperiences, _RedisPending, _RedisCore):
         if int(rev) == 0: return None
         self._cache[model_id] = (int(rev), w); self._layout[model_id] = per
         return f"v{target}"
-
-# %% ../../nbs/92b_bandits.redis_memory.ipynb #c048
-class RedisServer:
-    "A private redis-server on a free 127.0.0.1 port, started and stopped by the caller."
-    def __init__(self, binary: str="redis-server"): # Name or path of the server executable
-        self.binary, self.proc, self.port, self._dir = binary, None, None, None
-    def start(self, timeout: float=10.0) -> "RedisServer":
-        exe = shutil.which(self.binary)
-        if exe is None: raise FileNotFoundError(f"`{self.binary}` not found: install the Debian package redis-server")
-        with socket.socket() as s: s.bind(("127.0.0.1", 0)); self.port = s.getsockname()[1]
-        self._dir = tempfile.mkdtemp(prefix="loomnb-redis-")
-        self.proc = subprocess.Popen([exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                                      "--dir", self._dir, "--protected-mode", "yes"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        t0 = time.time()
-        while time.time() - t0 < timeout:
-            if self.proc.poll() is not None: raise RuntimeError(f"redis-server exited with code {self.proc.returncode}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), 0.2) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"): return self
-            except OSError: time.sleep(0.05)
-        self.stop(); raise TimeoutError(f"redis-server did not answer on port {self.port} within {timeout}s")
-    @property
-    def url(self) -> str: return f"redis://127.0.0.1:{self.port}/0"
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try: self.proc.wait(5)
-            except Exception: self.proc.kill(); self.proc.wait(5)
-        self.proc = None
-        if self._dir: shutil.rmtree(self._dir, ignore_errors=True); self._dir = None
-    def __enter__(self): return self.start()
-    def __exit__(self, *exc): self.stop()
-
-def in_ci() -> bool:
-    "Whether the CI environment variable is set to a true-ish value."
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-def redis_server_or_skip() -> RedisServer | None:
-    "A started RedisServer; None (skip) when the binary is missing outside CI; an error when it is missing under CI."
-    if shutil.which("redis-server") is None:
-        if in_ci(): raise RuntimeError("redis-server is required under CI (install the Debian package redis-server)")
-        return None
-    return RedisServer().start()

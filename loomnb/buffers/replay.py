@@ -11,14 +11,16 @@ from typing import NamedTuple
 import numpy as np
 from numba import typeof
 from ..ops._jit import entry_point
-from .replay_storage import (ring_write, gather_rows, uniform_indices, sample_rows, touch_rows, gather_into,
-    sample_into, push_rows, push_rec, push_one, BOOL, push_entry, push1_entry, PUSH1_EPS, PUSH1_SIGS, record_offsets,
-    record_fields, as_2d, push_shared_obs, shared_next_obs)
+from .replay_storage import (ring_write, gather_rows, uniform_indices, sample_rows, touch_rows,
+                                           gather_into, sample_into, push_rows, push_rec, push_one, BOOL, push_entry,
+                                           push1_entry, PUSH1_EPS, PUSH1_SIGS, record_offsets, record_fields, as_2d,
+                                           push_shared_obs, shared_next_obs)
 from .replay_io import atomic_savez, read_npz, save_buffer, read_buffer, restore_buffer, buffer_state
+from .replay_checks import (checked_field, checked_rewards, as_shape, sample_rng, REWARD_TYPES,
+                                          FLAG_TYPES, REWARD_DTYPES, obs_storage_dtype, available_memory, check_fits)
 
 # %% auto #0
-__all__ = ['REWARD_TYPES', 'FLAG_TYPES', 'ReplayBatch', 'checked_field', 'checked_rewards', 'as_shape', 'sample_rng',
-           'obs_storage_dtype', 'available_memory', 'check_fits', 'ReplayBuffer']
+__all__ = ['ReplayBatch', 'ReplayBuffer']
 
 # %% ../../nbs/21_buffers.replay.ipynb #c006
 class ReplayBatch(NamedTuple):
@@ -32,79 +34,6 @@ class ReplayBatch(NamedTuple):
     weights: np.ndarray      # [B] float32 importance-sampling weights (ones for uniform sampling)
     indices: np.ndarray      # [B] int64 ring slots, for `update_priorities`
     discounts: np.ndarray | None = None  # [B] float32 bootstrap factor gamma^k (n-step buffers); None: use gamma
-
-# %% ../../nbs/21_buffers.replay.ipynb #c008
-def checked_field(x, name: str, shape: tuple, dtype) -> np.ndarray:
-    "`x` as an array of exactly `shape`, castable to `dtype`, else a ValueError naming `name`."
-    a = np.asarray(x)
-    if a.shape != tuple(shape):
-        raise ValueError(f"`{name}` must have shape {tuple(shape)}, got {a.shape}")
-    dt = np.dtype(dtype)
-    if dt == np.bool_:
-        if a.dtype != np.bool_:
-            if a.dtype.kind not in "iu" or (a.size and not np.isin(a, (0, 1)).all()):
-                raise ValueError(f"`{name}` must be bool (or 0/1 integers), got dtype {a.dtype}")
-            a = a.astype(bool)
-    elif a.dtype.kind not in "biuf" or not np.can_cast(a.dtype, dt, "same_kind"):
-        raise ValueError(f"`{name}` must have a dtype castable to {dt} (same kind), got {a.dtype}")
-    return a
-
-def checked_rewards(x, shape) -> np.ndarray:
-    r = checked_field(x, "reward", shape, np.float32)
-    if not np.isfinite(r).all(): raise ValueError("`reward` must be finite (no NaN or inf)")
-    return r
-
-def as_shape(s, name) -> tuple:
-    if isinstance(s, (int, np.integer)): s = (int(s),)
-    try:
-        if isinstance(s, str): raise TypeError
-        s = tuple(int(d) for d in s)
-    except (TypeError, ValueError): raise ValueError(f"`{name}` must be a tuple of non-negative ints, got {s!r}") from None
-    if any(d < 0 for d in s): raise ValueError(f"`{name}` must be a tuple of non-negative ints, got {s!r}")
-    return s
-
-_REWARD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))   # taken as they are by the fast push paths
-REWARD_TYPES, FLAG_TYPES = (float, np.float64, np.float32), (bool, np.bool_)
-
-def sample_rng(rng, default, seed=None):
-    "The generator a sample draws from: `rng` (a Generator or an int seed), a fresh one seeded with `seed`, else `default`."
-    if seed is not None:
-        if rng is not None: raise ValueError(f"`seed`: pass either `rng` or `seed`, not both (got rng={rng!r}, seed={seed!r})")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"`seed` must be a non-negative int or None, got {seed!r}")
-        return np.random.default_rng(int(seed))
-    if rng is None: return default
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        if rng < 0: raise ValueError(f"`rng` as an int seed must be >= 0, got {rng!r}")
-        return np.random.default_rng(int(rng))
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"`rng` must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
-    return rng
-
-# %% ../../nbs/21_buffers.replay.ipynb #s21m002
-def obs_storage_dtype(space) -> np.dtype:
-    "The dtype a buffer stores observations of `space` in: uint8 for uint8 (image) spaces, else float32."
-    return np.dtype(np.uint8) if getattr(space, "dtype", None) == np.uint8 else np.dtype(np.float32)
-
-def available_memory() -> int | None:
-    "Bytes of memory available to allocate now (Linux MemAvailable, else free physical pages), None if unknown."
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"): return int(line.split()[1]) * 1024
-    except OSError: pass
-    try:
-        import os; return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError): return None
-
-def check_fits(nbytes: int, # Bytes about to be allocated
-               what: str, # What allocates them (for the message)
-               hint: str="", # What to change
-              ):
-    "Raise a MemoryError naming the size needed when `nbytes` exceeds the available memory."
-    avail = available_memory()
-    if avail is not None and nbytes > avail:
-        raise MemoryError(f"{what} needs {nbytes / 2**30:.1f} GiB but only {avail / 2**30:.1f} GiB of memory is available{hint}")
 
 # %% ../../nbs/21_buffers.replay.ipynb #2006561b
 class _ReplayPush:
@@ -160,7 +89,7 @@ class _ReplayPush:
 
     def _push_entry(self, w):
         "Resolve (once) the compiled `push_rec` for reward dtype number `w`."
-        ep = self._push_eps[w] = push_entry(self.obs_dtype, self.action_dtype, self._a_nd, _REWARD_DTYPES[w])
+        ep = self._push_eps[w] = push_entry(self.obs_dtype, self.action_dtype, self._a_nd, REWARD_DTYPES[w])
         return ep
 
 
@@ -395,9 +324,9 @@ class ReplayBuffer(_ReplayPush, _ReplayBatchPush, _ReplayChecks, _ReplaySampling
             self._push_offs = np.array([offs[2] // self.action_dtype.itemsize, offs[3] // 4, offs[5],
                                         self._o2.shape[1], self._a2.shape[1]], np.int64)
             o, a = self.obs_dtype, self.action_dtype
-            self._push_keys = tuple((o, o, a, r, BOOL, BOOL, 2, 2, self._a_nd, 1, 1, 1) for r in _REWARD_DTYPES)
+            self._push_keys = tuple((o, o, a, r, BOOL, BOOL, 2, 2, self._a_nd, 1, 1, 1) for r in REWARD_DTYPES)
         else: self._push_keys, self._push_offs = ((), ()), None
-        self._push_eps = [None] * len(_REWARD_DTYPES)                  # resolved on first use (`_push_entry`)
+        self._push_eps = [None] * len(REWARD_DTYPES)                  # resolved on first use (`_push_entry`)
         self._push_fp = (*self._push_keys, self._push_eps, getattr(self, "_rec", None), self._push_offs, self.capacity, self._hook)
         k = self.action_dtype.kind                                     # scalar actions the single-push kernel takes
         self._act_types = (() if self._a_nd != 1 else (int, np.int64, np.int32) if k in "iu" else
@@ -413,7 +342,7 @@ class ReplayBuffer(_ReplayPush, _ReplayBatchPush, _ReplayChecks, _ReplaySampling
         st = self.__dict__.copy()
         if "_rec" in st:
             for k in self._VIEWS: st.pop(k, None)
-        st["_push_eps"] = [None] * len(_REWARD_DTYPES)   # compiled entry points do not pickle; resolved again on use
+        st["_push_eps"] = [None] * len(REWARD_DTYPES)   # compiled entry points do not pickle; resolved again on use
         st.pop("_push_fp", None); st.pop("_sample_ep", None); st.pop("_push1", None)
         return st
 

@@ -43,6 +43,7 @@ def ridge_scores_kernel(theta, A_inv, x, acts, mu, var, ridge):
             v += x[i] * s
         mu[k] = m; var[k] = v if v > 0.0 else 0.0
 
+# %% ../../nbs/90c_bandits.ridge.ipynb #c020a
 def sherman_morrison_ref(A_inv, b, theta, a, x, r):
     "NumPy reference: new (A_inv, b, theta) after adding (x, r) to action `a` (inputs untouched)."
     A_inv, b, theta = A_inv.copy(), b.copy(), theta.copy()
@@ -78,6 +79,7 @@ def ridge_update_kernel(A_inv, b, theta, counts, a, x, r):
     counts[a] += 1.0
     return r - pred
 
+# %% ../../nbs/90c_bandits.ridge.ipynb #c020b
 @njit(cache=True)
 def linucb_select_kernel(theta, A_inv, x, acts, alpha, scores, ridge):
     "Fused LinUCB scoring: fills `scores`, returns (first best index, number of ties, best mean < max mean, x.x is finite)."

@@ -266,8 +266,61 @@ class _ReplayFiles:
     def _load_extra(self, meta, arr): pass
 
 
+# %% ../../nbs/21_buffers.replay.ipynb #c019a
+class _ReplayFastPaths:
+    "Mixin of `ReplayBuffer`: which compiled push and gather paths apply, decided once per buffer."
+    _fast_push = _fast_gather = _hook = False   # class defaults for subclasses that build their own storage
+    _push_keys, _push_fp = ((), ()), ((), (), None, None, None, 0, False)
+
+    def _set_fast_paths(self):
+        "Decide once which fast paths apply: plain storage, vector observations, actions of at most one dimension."
+        cls = type(self)
+        self._fast_push = (not self.optimize_memory and not self.store_discounts and len(self.obs_shape) == 1
+                           and len(self.action_shape) <= 1)
+        self._hook = cls._on_write is not ReplayBuffer._on_write       # e.g. prioritized: new slots get max priority
+        self._fast_gather = not self.optimize_memory and cls._gather is ReplayBuffer._gather
+        self._a_nd = len(self.action_shape) + 1                        # ndim of a batch of actions
+        self._fast_push = self._fast_push and getattr(self, "_rec", None) is not None and self._rec.flags.c_contiguous
+        if self._fast_push:     # push_rec's layout facts, and the exact input (dtypes, ndims) it takes without checks
+            offs = record_offsets(self.obs_shape, self.obs_dtype, True, self.action_shape, self.action_dtype, False)[0]
+            self._push_offs = np.array([offs[2] // self.action_dtype.itemsize, offs[3] // 4, offs[5],
+                                        self._o2.shape[1], self._a2.shape[1]], np.int64)
+            o, a = self.obs_dtype, self.action_dtype
+            self._push_keys = tuple((o, o, a, r, BOOL, BOOL, 2, 2, self._a_nd, 1, 1, 1) for r in REWARD_DTYPES)
+        else: self._push_keys, self._push_offs = ((), ()), None
+        self._push_eps = [None] * len(REWARD_DTYPES)                  # resolved on first use (`_push_entry`)
+        self._push_fp = (*self._push_keys, self._push_eps, getattr(self, "_rec", None), self._push_offs, self.capacity, self._hook)
+        k = self.action_dtype.kind                                     # scalar actions the single-push kernel takes
+        self._act_types = (() if self._a_nd != 1 else (int, np.int64, np.int32) if k in "iu" else
+                           (float, int, np.float64, np.float32, np.int64, np.int32) if k == "f" else ())
+        self._set_push1()
+
+    _push1 = None   # the single push's fast-path facts; None where it does not apply
+
+# %% ../../nbs/21_buffers.replay.ipynb #c019b
+class _ReplayPickling:
+    "Mixin of `ReplayBuffer`: pickling and deep copies hold the record array once, not its views."
+    _VIEWS = ("obs", "next_obs", "actions", "rewards", "discounts", "terminated", "truncated", "_o2", "_no2", "_a2", "_d")
+
+    def __getstate__(self):
+        "Pickle/deepcopy the record array once; the field views are rebuilt on the other side (a pickled view would be a copy)."
+        st = self.__dict__.copy()
+        if "_rec" in st:
+            for k in self._VIEWS: st.pop(k, None)
+        st["_push_eps"] = [None] * len(REWARD_DTYPES)   # compiled entry points do not pickle; resolved again on use
+        st.pop("_push_fp", None); st.pop("_sample_ep", None); st.pop("_push1", None)
+        return st
+
+    def __setstate__(self, st):
+        self.__dict__.update(st)
+        if "_rec" in st:
+            self._build_views()
+            if "_push_keys" in st:
+                self._push_fp = (*self._push_keys, self._push_eps, self._rec, self._push_offs, self.capacity, self._hook)
+                self._set_push1()
+
 # %% ../../nbs/21_buffers.replay.ipynb #c019
-class ReplayBuffer(_ReplayPush, _ReplayBatchPush, _ReplayChecks, _ReplaySampling, _ReplayFiles):
+class ReplayBuffer(_ReplayFastPaths, _ReplayPickling, _ReplayPush, _ReplayBatchPush, _ReplayChecks, _ReplaySampling, _ReplayFiles):
     "Uniform experience replay over a preallocated ring of `capacity` transitions."
     def __init__(self, capacity: int, # Maximum number of transitions kept (oldest overwritten first)
                  obs_shape: tuple, # Shape of one observation
@@ -307,58 +360,9 @@ class ReplayBuffer(_ReplayPush, _ReplayBatchPush, _ReplayChecks, _ReplaySampling
         self._a2 = as_2d(self.actions)
         self._d = np.ones(0, np.float32) if self.discounts is None else self.discounts
 
-    _fast_push = _fast_gather = _hook = False   # class defaults for subclasses that build their own storage
-    _push_keys, _push_fp = ((), ()), ((), (), None, None, None, 0, False)
-
-    def _set_fast_paths(self):
-        "Decide once which fast paths apply: plain storage, vector observations, actions of at most one dimension."
-        cls = type(self)
-        self._fast_push = (not self.optimize_memory and not self.store_discounts and len(self.obs_shape) == 1
-                           and len(self.action_shape) <= 1)
-        self._hook = cls._on_write is not ReplayBuffer._on_write       # e.g. prioritized: new slots get max priority
-        self._fast_gather = not self.optimize_memory and cls._gather is ReplayBuffer._gather
-        self._a_nd = len(self.action_shape) + 1                        # ndim of a batch of actions
-        self._fast_push = self._fast_push and getattr(self, "_rec", None) is not None and self._rec.flags.c_contiguous
-        if self._fast_push:     # push_rec's layout facts, and the exact input (dtypes, ndims) it takes without checks
-            offs = record_offsets(self.obs_shape, self.obs_dtype, True, self.action_shape, self.action_dtype, False)[0]
-            self._push_offs = np.array([offs[2] // self.action_dtype.itemsize, offs[3] // 4, offs[5],
-                                        self._o2.shape[1], self._a2.shape[1]], np.int64)
-            o, a = self.obs_dtype, self.action_dtype
-            self._push_keys = tuple((o, o, a, r, BOOL, BOOL, 2, 2, self._a_nd, 1, 1, 1) for r in REWARD_DTYPES)
-        else: self._push_keys, self._push_offs = ((), ()), None
-        self._push_eps = [None] * len(REWARD_DTYPES)                  # resolved on first use (`_push_entry`)
-        self._push_fp = (*self._push_keys, self._push_eps, getattr(self, "_rec", None), self._push_offs, self.capacity, self._hook)
-        k = self.action_dtype.kind                                     # scalar actions the single-push kernel takes
-        self._act_types = (() if self._a_nd != 1 else (int, np.int64, np.int32) if k in "iu" else
-                           (float, int, np.float64, np.float32, np.int64, np.int32) if k == "f" else ())
-        self._set_push1()
-
-    _push1 = None   # the single push's fast-path facts; None where it does not apply
-
-    _VIEWS = ("obs", "next_obs", "actions", "rewards", "discounts", "terminated", "truncated", "_o2", "_no2", "_a2", "_d")
-
-    def __getstate__(self):
-        "Pickle/deepcopy the record array once; the field views are rebuilt on the other side (a pickled view would be a copy)."
-        st = self.__dict__.copy()
-        if "_rec" in st:
-            for k in self._VIEWS: st.pop(k, None)
-        st["_push_eps"] = [None] * len(REWARD_DTYPES)   # compiled entry points do not pickle; resolved again on use
-        st.pop("_push_fp", None); st.pop("_sample_ep", None); st.pop("_push1", None)
-        return st
-
-    def __setstate__(self, st):
-        self.__dict__.update(st)
-        if "_rec" in st:
-            self._build_views()
-            if "_push_keys" in st:
-                self._push_fp = (*self._push_keys, self._push_eps, self._rec, self._push_offs, self.capacity, self._hook)
-                self._set_push1()
-
     def __len__(self): return self.size
     def __repr__(self):
         return (f"{type(self).__name__}(size={self.size}/{self.capacity}, obs={self.obs_shape}:{self.obs_dtype}, "
                 f"action={self.action_shape}:{self.action_dtype}, optimize_memory={self.optimize_memory})")
 
     _sample_ep = None
-
-

@@ -44,3 +44,23 @@ def test_cli_runs_rerun(tmp_path, monkeypatch, capsys):
     assert main(["runs", "--registry", str(reg.path), "rerun", m["run_id"]]) == 0
     assert "metrics reproduced exactly" in capsys.readouterr().out
     assert len(reg.find(status="completed")) == 2
+
+def test_cli_runs_rerun_of_eval_run(tmp_path, monkeypatch, capsys):
+    "`loomnb runs rerun` repeats a recorded `loomnb eval` (same checkpoint, env, episodes, seed, sampling): same returns."
+    from loomnb.workflow.cli import main
+    from loomnb.workflow.runs import RunRegistry
+    from loomnb.train.learner import Trainer
+    monkeypatch.chdir(tmp_path)
+    tr = Trainer("ppo", "CartPole-v1", seed=3, config={"n_envs": 2, "n_steps": 32, "batch_size": 32, "n_epochs": 1})
+    tr.train(256); tr.save(tmp_path / "ck.pt"); tr.close()
+    reg = RunRegistry(tmp_path / "registry.sqlite")
+    for extra in ([], ["--stochastic", "--n-envs", "2"]):
+        assert main(["eval", "--checkpoint", str(tmp_path / "ck.pt"), "--episodes", "3", "--seed", "7",
+                     "--registry", str(reg.path), *extra]) == 0
+        ev = reg.find(kind="eval")[-1]
+        assert ev["status"] == "completed" and ev["params"]["episodes"] == 3
+        capsys.readouterr()
+        assert main(["runs", "--registry", str(reg.path), "rerun", ev["id"]]) == 0
+        assert "metrics reproduced exactly" in capsys.readouterr().out
+        again = [r for r in reg.find(kind="eval") if r.get("parent_id") == ev["id"]]
+        assert len(again) == 1 and again[0]["metrics"]["eval/mean_return"] == ev["metrics"]["eval/mean_return"]

@@ -141,33 +141,14 @@ def cmd_train(a) -> int:
     return 0
 
 def cmd_eval(a) -> int:
-    from loomnb.train.learner import Trainer
-    from loomnb.eval import evaluate
-    from loomnb.envs.registry import make
+    from loomnb.workflow.experiment import evaluate_checkpoint
     if a.episodes < 1: raise ValueError(f"--episodes must be a positive number of episodes to evaluate, got {a.episodes}")
     if a.n_envs is not None and a.n_envs < 1: raise ValueError(f"--n-envs must be a positive number of env copies, got {a.n_envs}")
     if not Path(a.checkpoint).exists(): raise FileNotFoundError(f"--checkpoint {a.checkpoint} does not exist")
-    tr = Trainer.from_checkpoint(a.checkpoint, algorithm=a.algo)   # --algo: checked against the checkpoint's algorithm
-    te = trainer_env(tr); trained_on = getattr(getattr(te, "spec", None), "id", None)
-    env_id = a.env or trained_on
-    if env_id is None: raise ValueError("the checkpoint does not name its env: pass --env")
-    env = make(env_id, num_envs=a.n_envs or min(a.episodes, 8), seed=a.seed)
-    spaces = lambda e: (tuple(e.single_observation_space.shape), str(e.single_action_space))
-    if env_id != trained_on and spaces(env) != spaces(te):
-        env.close(); (o, act), (o2, act2) = spaces(te), spaces(env)
-        raise ValueError(f"--env {env_id}: this checkpoint was trained on {trained_on} (observations of shape {o}, actions {act}); "
-                         f"{env_id} has observations of shape {o2} and actions {act2}")
-    reg = None if a.no_registry else RunRegistry(a.registry)
-    rid = reg.start(params={"checkpoint": str(a.checkpoint), "env": env_id, "episodes": a.episodes, "seed": a.seed,
-                            "stochastic": a.stochastic}, seed=a.seed, algo=tr.algo.name, env=env_id, kind="eval") if reg else None
-    try: r = evaluate(tr, env, a.episodes, deterministic=not a.stochastic, seed=a.seed)
-    except BaseException as e:
-        if reg: reg.fail(rid, e)
-        raise
-    finally: env.close()
-    s = {"env": env_id, **r.summary()}
-    if reg: reg.finish(rid, metrics={f"eval/{k}": v for k, v in s.items() if isinstance(v, (int, float))}, checkpoint=a.checkpoint)
-    print(json.dumps(s) if a.json else f"{env_id}: mean return {s['mean_return']:.2f} ± {s['std_return']:.2f} "
+    s = evaluate_checkpoint(a.checkpoint, env=a.env, episodes=a.episodes, seed=a.seed, stochastic=a.stochastic,
+                            n_envs=a.n_envs, algo=a.algo, registry=None if a.no_registry else RunRegistry(a.registry))
+    s.pop("run_id", None)
+    print(json.dumps(s) if a.json else f"{s['env']}: mean return {s['mean_return']:.2f} ± {s['std_return']:.2f} "
           f"(95% CI [{s['ci_low']:.2f}, {s['ci_high']:.2f}], IQM {s['iqm_return']:.2f}) over {s['n_episodes']} episodes")
     return 0
 
@@ -197,7 +178,7 @@ def cmd_runs(a) -> int:
         print(d[cols].tail(a.limit).to_string(index=False)); return 0
     if a.runs_cmd == "rerun":
         from loomnb.workflow.runner import rerun, deterministic_metrics
-        old = reg.get(a.id); new = rerun(old["id"], reg, a.out_dir) if old["kind"] != "train" else rerun(old["id"], reg)
+        old = reg.get(a.id); new = rerun(old["id"], reg, a.out_dir) if old["kind"] not in ("train", "eval") else rerun(old["id"], reg)
         m0, m1 = deterministic_metrics(old["metrics"]), deterministic_metrics(new["metrics"])
         diff = {k: (m0.get(k), m1.get(k)) for k in sorted(set(m0) | set(m1)) if m0.get(k) != m1.get(k)}
         print(f"rerun of {old['id']}: new run {new['run_id']} ({new['status']}); "

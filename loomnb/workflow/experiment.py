@@ -12,7 +12,7 @@ from ..core import ALIASES, Config
 from .runs import RunRegistry
 
 # %% auto #0
-__all__ = ['TrainingConfig', 'trainer_env', 'train_from_config']
+__all__ = ['TrainingConfig', 'trainer_env', 'train_from_config', 'evaluate_checkpoint']
 
 # %% ../../nbs/80a_workflow.experiment.ipynb #c005
 @dataclass
@@ -110,3 +110,49 @@ def train_from_config(cfg, # TrainingConfig, a dict of its fields, or a YAML pat
                    checkpoint=cfg.save, config=_resolved_config(trainer, cfg.config), **({"env": env} if env is not None else {}))
         metrics["run_id"] = rid
     return metrics
+
+# %% ../../nbs/80a_workflow.experiment.ipynb #c008f
+def evaluate_checkpoint(checkpoint, # Checkpoint written by `Trainer.save`
+                        env: str | None=None, # Env id to evaluate on (default: the one it was trained on)
+                        episodes: int=10, # Episodes to evaluate
+                        seed: int=0, # Seed of the evaluation envs
+                        stochastic: bool=False, # Sample actions instead of the deterministic policy
+                        n_envs: int | None=None, # Env copies (default: min(episodes, 8))
+                        algo: str | None=None, # Expected algorithm (checked against the checkpoint's)
+                        registry: RunRegistry | None=None, # Where to record the run as kind "eval" (None: not recorded)
+                        parent_id: str | None=None, # Run this one reruns
+                       ) -> dict:
+    "Evaluate a checkpoint (what `loomnb eval` does); the summary of `evaluate`, with `run_id` when recorded."
+    from loomnb.train.learner import Trainer
+    from loomnb.eval import evaluate
+    from loomnb.envs.registry import make
+    if isinstance(episodes, bool) or int(episodes) != episodes or episodes < 1:
+        raise ValueError(f"`episodes` must be a positive number of episodes to evaluate, got {episodes!r}")
+    if n_envs is not None and (isinstance(n_envs, bool) or int(n_envs) != n_envs or n_envs < 1):
+        raise ValueError(f"`n_envs` must be a positive number of env copies, got {n_envs!r}")
+    if not Path(checkpoint).exists(): raise FileNotFoundError(f"`checkpoint` {str(checkpoint)!r} does not exist")
+    tr = Trainer.from_checkpoint(checkpoint, algorithm=algo)
+    te = trainer_env(tr); trained_on = getattr(getattr(te, "spec", None), "id", None)
+    env_id = env or trained_on
+    if env_id is None: raise ValueError("the checkpoint does not name its env: pass `env`")
+    venv = make(env_id, num_envs=n_envs or min(int(episodes), 8), seed=seed)
+    spaces = lambda e: (tuple(e.single_observation_space.shape), str(e.single_action_space))
+    if env_id != trained_on and spaces(venv) != spaces(te):
+        venv.close(); (o, act), (o2, act2) = spaces(te), spaces(venv)
+        raise ValueError(f"env {env_id}: this checkpoint was trained on {trained_on} (observations of shape {o}, actions {act}); "
+                         f"{env_id} has observations of shape {o2} and actions {act2}")
+    params = {"checkpoint": str(checkpoint), "env": env_id, "episodes": int(episodes), "seed": seed,
+              "stochastic": bool(stochastic), "n_envs": n_envs}
+    rid = registry.start(params=params, seed=seed, algo=tr.algo.name, env=env_id, kind="eval",
+                         parent_id=parent_id) if registry is not None else None
+    try: r = evaluate(tr, venv, int(episodes), deterministic=not stochastic, seed=seed)
+    except BaseException as e:
+        if registry is not None: registry.fail(rid, e)
+        raise
+    finally: venv.close(); tr.close()
+    s = {"env": env_id, **r.summary()}
+    if registry is not None:
+        registry.finish(rid, metrics={f"eval/{k}": v for k, v in s.items() if isinstance(v, (int, float))}, checkpoint=str(checkpoint))
+        s["run_id"] = rid
+    return s
+

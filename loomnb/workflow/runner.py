@@ -152,7 +152,7 @@ def rerun(run_id: str, # Id (or unique prefix) of a recorded run
           out_dir=None, # Parent folder of the new run (default: next to the original; train runs: `reruns/` beside the registry)
           **kwargs, # Passed to run_notebook
          ) -> dict:
-    "Execute a recorded run again with its recorded parameters in a folder of its own; returns the new run's record."
+    "Execute a recorded run (train, eval or notebook) again with its recorded parameters; returns the new run's record."
     registry = registry if registry is not None else RunRegistry()
     r = registry.get(run_id)
     if r["kind"] == "train":
@@ -164,6 +164,14 @@ def rerun(run_id: str, # Id (or unique prefix) of a recorded run
         m = train_from_config(params, registry=registry)
         rid = m.pop("run_id"); registry.update(rid, parent_id=r["id"], output_dir=str(rdir))
         return dict(run_id=rid, status="completed", metrics=m, params=params, key=None, out_dir=str(rdir), error=None)
+    if r["kind"] == "eval":   # the same checkpoint, env, episodes and seed
+        from loomnb.workflow.experiment import evaluate_checkpoint
+        p = r["params"]
+        s = evaluate_checkpoint(p["checkpoint"], env=p.get("env"), episodes=p["episodes"], seed=p.get("seed", 0),
+                                stochastic=p.get("stochastic", False), n_envs=p.get("n_envs"), algo=r.get("algo"),
+                                registry=registry, parent_id=r["id"])
+        rid = s.pop("run_id")
+        return dict(run_id=rid, status="completed", metrics=registry.get(rid)["metrics"], params=p, key=None, out_dir=None, error=None)
     if not r.get("notebook"): raise ValueError(f"run {r['id']} has no notebook to rerun")
     out_dir = out_dir or (Path(r["output_dir"]).parent/"reruns" if r.get("output_dir") else "runs/reruns")
     return run_notebook(r["notebook"], r["params"], out_dir, registry, parent_id=r["id"], **kwargs)

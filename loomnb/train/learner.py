@@ -359,7 +359,7 @@ class _TrainerCheckpoints:
 class Trainer(_TrainerLoop, _TrainerCheckpoints):
     "Train any registered algorithm on a vector env, with callbacks, logging and exact-resume checkpoints."
     tuned = torch_threads = None   # what `train.tuned` set (its record); torch threads while training (None: the default)
-    def __init__(self, algo, # Registered algorithm name or an `Algorithm` subclass
+    def __init__(self, algo=None, # Registered algorithm name or an `Algorithm` subclass
                  env=None, # Env id or a VecEnv (offline algorithms: default the dataset's env id)
                  seed: int=0, # Seed for every RNG of the run
                  config: dict | Config | None=None, # Overrides of the algorithm's config (or a config instance)
@@ -373,8 +373,13 @@ class Trainer(_TrainerLoop, _TrainerCheckpoints):
                  dataset=None, # Offline algorithms: an OfflineDatasetBuffer or a dataset path
                  tuned: bool | None=None, # rl-zoo3's settings for this env (`train.tuned`); None: when no config is given
                  torch_threads: int | None=None, # Torch threads while training (None: `train.session.default_torch_threads()`)
+                 algorithm=None, # The same as `algo` (the experiment file's and the CLI's name: `algorithm`, `--algorithm`)
                  **overrides, # Config fields given directly (`Trainer("mappo", env=..., n_agents=3)`), over `config`'s
                 ):
+        if algorithm is not None:
+            if algo is not None: raise ConfigError(f"Trainer: pass the algorithm once, as `algo` or `algorithm` (got {algo!r} and {algorithm!r})")
+            algo = algorithm
+        if algo is None: raise ConfigError("Trainer needs an algorithm, e.g. Trainer('ppo', env='CartPole-v1') or Trainer(algorithm='ppo', env=...)")
         cls = algo if isinstance(algo, type) else get_algorithm(algo)
         if overrides:   # the same as putting them in `config` (so rl-zoo3's table is then off, as with any config)
             config = config.merge(overrides) if isinstance(config, Config) else {**(config or {}), **overrides}

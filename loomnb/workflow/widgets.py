@@ -300,10 +300,11 @@ class TrainingDashboard:
         elif self.ctl.status in ("idle", "stopped"):
             self.ctl.total_timesteps = int(total_timesteps); self.ctl.checkpoint_path = checkpoint_path or self.ctl.checkpoint_path
         _DASHBOARDS[self.key] = weakref.ref(self)
-        self.redraw_every, self._last_draw = redraw_every, 0.0
+        self.redraw_every, self._last_draw, self._n_applied = redraw_every, 0.0, len(self.ctl.applied)
         self.start_btn, self.pause_btn, self.resume_btn, self.stop_btn = (W.Button(description=d) for d in ("Start", "Pause", "Resume", "Stop"))
         cfg = trainer.config
-        self.inputs = {k: W.FloatText(value=float(getattr(cfg, k)), description=k, disabled=not hasattr(cfg, k), step=None)
+        self.inputs = {k: W.FloatText(value=float(getattr(cfg, k)), description=k, disabled=not hasattr(cfg, k), step=None,
+                                     style={"description_width": "initial"}, layout=W.Layout(width="200px"))
                        for k in ("learning_rate", "ent_coef", "clip_eps") if hasattr(cfg, k)}
         self.apply_btn = W.Button(description="Apply"); self.message = W.HTML(note)
         self.progress = W.FloatProgress(min=0, max=1.0, description="progress"); self.metrics = W.HTML()
@@ -323,6 +324,7 @@ class TrainingDashboard:
         changes = {k: w.value for k, w in self.inputs.items() if w.value != getattr(cfg, k)}
         try:
             self.ctl.set_hparams(**changes)
+            self._n_applied = len(self.ctl.applied)
             self.message.value = ("queued for the next update: " + ", ".join(f"{k}={v:g}" for k, v in changes.items())) if changes else "no change"
         except ValueError as e: self.message.value = f"<span style='color:#b00'>{html.escape(str(e), quote=False)}</span>"
 
@@ -333,6 +335,9 @@ class TrainingDashboard:
         self.start_btn.disabled = st not in ("idle", "stopped") or s.global_step >= c.total_timesteps; self.pause_btn.disabled = st != "running"
         self.resume_btn.disabled = st != "paused"; self.stop_btn.disabled = st not in ("running", "paused")
         self.progress.value = min(1.0, s.global_step / max(c.total_timesteps, 1)); self.progress.description = st
+        if len(c.applied) > self._n_applied:   # the queued change reached an update: say where
+            a = c.applied[-1]; self._n_applied = len(c.applied)
+            self.message.value = f"applied at step {a['step']:,}: " + ", ".join(f"{k}={v:g}" for k, v in a.items() if k not in ("step", "iteration"))
         self.metrics.value = _metrics_grid(c.collector.latest) + (f"<br><b>error</b>: {html.escape(repr(c.error), quote=False)}" if c.error else "")
         if force or time.monotonic() - self._last_draw >= self.redraw_every or st in ("finished", "stopped", "failed"):
             self._last_draw = time.monotonic(); self.curve.value = _curve_svg(c.collector, c.total_timesteps)

@@ -3,6 +3,7 @@ over seeds, gradient steps/s and peak RSS per run; d3rlpy side by side on the sa
 
 Usage:  python bench/bench_offline.py [--data DIR] [--steps 5000] [--seeds 5] [--datasets medium-replay,medium,expert]
                                       [--algos bc,td3bc,iql,cql] [--eval-episodes 10] [--d3rlpy] [--out bench/results/offline.json]
+                                      [--override cql.actor_learning_rate=1e-3 ...]   (loomnb config fields, per algorithm)
 Data:   DIR/pendulum/<kind>-v0 (Minari format). Missing datasets are made first with
         loomnb.workflow.offline_data.generate_datasets("Pendulum-v1", DIR, seed=0, n_steps=10_000) (SAC, about 2 minutes).
 d3rlpy: --d3rlpy makes its own virtualenv (--d3rlpy-venv, default /tmp/loomnb_d3rlpy_venv) with d3rlpy and the gymnasium
@@ -30,7 +31,9 @@ def child_loomnb(algo, path, seed, steps, eval_episodes, hidden):
     import importlib
     importlib.import_module(f"loomnb.algos.{algo}")   # (an install that predates the algorithm's entry point)
     ds = load_dataset(path)
-    a = get_algorithm(algo)(dataset=ds, seed=seed, hidden=hidden)
+    over = {k.split(".", 1)[1]: json.loads(v) for k, v in (o.split("=", 1) for o in json.loads(os.environ.get("LOOMNB_BENCH_OVERRIDES", "[]")))
+            if k.split(".", 1)[0] == algo}
+    a = get_algorithm(algo)(dataset=ds, seed=seed, hidden=hidden, **over)
     a.train(n_gradient_steps=10)                     # warm-up (not timed)
     t = time.perf_counter(); m = a.train(n_gradient_steps=steps - 10); dt = time.perf_counter() - t
     r = evaluate(a, ds.env_id, n_episodes=eval_episodes, seed=10_000 + seed)
@@ -91,8 +94,11 @@ def main_child(args):
     print(json.dumps(out), flush=True)
 
 
+OVERRIDES = []   # --override ALGO.FIELD=JSON, for loomnb's side
+
 def run_loomnb(algo, path, seed, steps, ep, hidden):
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONPATH": str(ROOT),
+           "LOOMNB_BENCH_OVERRIDES": json.dumps(OVERRIDES)}
     p = subprocess.run([sys.executable, __file__, "--child", algo, "loomnb", str(path), str(seed), str(steps), str(ep), str(hidden)],
                        capture_output=True, text=True, env=env)
     if p.returncode: raise RuntimeError(p.stderr[-3000:])
@@ -144,8 +150,29 @@ def _peak_rss_mb(pid):
     except OSError: return float("nan")
 
 
+def cql_fast_ab(path, hidden, reps, steps):
+    "Interleaved A/B of CQL's gradient steps/s with the engine room's critic step and with the autograd one (same optimizers)."
+    import statistics, torch
+    torch.set_num_threads(1)
+    from loomnb.buffers.datasets import load_dataset
+    from loomnb.algos.cql import CQL
+    ds = load_dataset(path)
+    algos = {"engine room": CQL(dataset=ds, hidden=hidden, seed=0), "autograd": CQL(dataset=ds, hidden=hidden, seed=0)}
+    algos["autograd"]._critic_update = None            # cql_step then runs cql_critic_update (the slow twin)
+    assert algos["engine room"]._critic_update is not None, "fast paths are off (LOOMNB_FAST=0)"
+    for a in algos.values(): a.train(10)
+    res = {k: [] for k in algos}
+    for _ in range(reps):
+        for k, a in algos.items():
+            t = time.perf_counter(); a.train(steps); res[k].append(steps / (time.perf_counter() - t))
+    med = {k: statistics.median(v) for k, v in res.items()}
+    print(json.dumps({"median_steps_per_s": med, "ratio": med["engine room"] / med["autograd"], "reps": reps, "steps": steps,
+                      "loadavg": os.getloadavg()}))
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--cql-fast-ab", type=int, default=0, metavar="REPS", help="only the CQL critic-step A/B: REPS interleaved rounds of 30 steps")
     ap.add_argument("--child", nargs=7)
     ap.add_argument("--data", default="/tmp/loomnb_offline_data")
     ap.add_argument("--steps", type=int, default=5000)
@@ -155,11 +182,14 @@ def main():
     ap.add_argument("--algos", default="bc,td3bc,iql,cql")
     ap.add_argument("--eval-episodes", type=int, default=10)
     ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--override", action="append", default=[], help="loomnb config field of one algorithm, ALGO.FIELD=JSON (repeatable)")
     ap.add_argument("--d3rlpy", action="store_true")
     ap.add_argument("--d3rlpy-venv", default="/tmp/loomnb_d3rlpy_venv")
     ap.add_argument("--out", default=str(HERE / "results" / "offline.json"))
     args = ap.parse_args()
     if args.child: return main_child(args)
+    if args.cql_fast_ab: return cql_fast_ab(Path(args.data) / "pendulum" / "expert-v0", args.hidden, args.cql_fast_ab, 30)
+    OVERRIDES[:] = args.override
     import numpy as np
     from loomnb.eval.stats import stratified_bootstrap_ci, aggregate_mean
     data = Path(args.data)

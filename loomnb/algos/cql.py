@@ -14,11 +14,13 @@ from ..train.learner import register_algorithm
 from ..train.offline import OfflineConfig, OfflineAlgorithm
 from ..train.offpolicy import TorchBatch
 from ..agents.qnets import SquashedGaussianPolicy, EnsembleQNetwork, SimpleQNetwork, polyak_update, target_copy
+from ..fast import make_step
 from ..fast.optim import make_adam
 from .sac import sac_actor_loss, sac_alpha_loss
 
 # %% auto #0
-__all__ = ['CQL_STATS', 'CQLConfig', 'cql_gap', 'cql_discrete_gap', 'cql_samples', 'cql_step', 'cql_discrete_step', 'CQL']
+__all__ = ['CQL_STATS', 'CQLConfig', 'cql_gap', 'cql_discrete_gap', 'cql_proposals', 'corrected_q', 'cql_samples',
+           'cql_critic_update', 'cql_step', 'cql_discrete_step', 'CQL']
 
 # %% ../../nbs/45d_algos.cql.ipynb #c005
 @dataclass
@@ -60,9 +62,9 @@ def cql_discrete_gap(q_all: torch.Tensor, # Q(s, .) [B, A]
     "E[logsumexp_a Q(s, a) - Q(s, a_data)]."
     return (torch.logsumexp(q_all, -1) - q_all.gather(1, actions[:, None]).squeeze(1)).mean()
 
-def cql_samples(critic, obs, next_obs, actor, n: int, # Critic ensemble, batch, actor, draws per proposal
-               ) -> torch.Tensor: # [K, B, 3n]
-    "Importance-corrected Q-values at n uniform, n pi(s) and n pi(s') actions per state."
+def cql_proposals(obs, next_obs, actor, n: int, # Batch [B, obs] (s and s'), actor, draws per proposal
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: # states [3Bn, obs], actions [3Bn, d], log-densities [3, B, n]
+    "n uniform, n pi(s) and n pi(s') actions per state, all paired with s (as in CQL's code); row p*B*n + b*n + j."
     B, d = obs.shape[0], actor.act_dim
     rep = lambda x: x.repeat_interleave(n, 0)                      # [B*n, ...], row b*n + j
     o, no = rep(obs), rep(next_obs)
@@ -70,33 +72,54 @@ def cql_samples(critic, obs, next_obs, actor, n: int, # Critic ensemble, batch, 
         a_pi, lp = actor.sample(o)
         a_next, lp_next = actor.sample(no)
     a_unif = torch.rand(B * n, d, device=obs.device) * 2 - 1
-    q = critic(torch.cat([o, o, o]), torch.cat([a_unif, a_pi, a_next]))   # [K, 3*B*n] (states s for all three, as in CQL's code)
-    K = q.shape[0]
-    q = q.view(K, 3, B, n)
-    corr = torch.stack([torch.full_like(lp, -d * math.log(2.0)), lp, lp_next]).view(3, B, n)   # log density of each proposal
-    return (q - corr).permute(0, 2, 1, 3).reshape(K, B, 3 * n)
+    log_mu = torch.stack([torch.full_like(lp, -d * math.log(2.0)), lp, lp_next]).view(3, B, n)   # log density of each proposal
+    return torch.cat([o, o, o]), torch.cat([a_unif, a_pi, a_next]), log_mu
+
+def corrected_q(q: torch.Tensor, # Critics at the proposal rows [K, 3Bn]
+                log_mu: torch.Tensor, # [3, B, n]
+               ) -> torch.Tensor: # [K, B, 3n]
+    "Importance-corrected Q-values Q - log mu, grouped by state."
+    K, (_, B, n) = q.shape[0], log_mu.shape
+    return (q.view(K, 3, B, n) - log_mu).permute(0, 2, 1, 3).reshape(K, B, 3 * n)
+
+def cql_samples(critic, obs, next_obs, actor, n: int, # Critic ensemble, batch, actor, draws per proposal
+               ) -> torch.Tensor: # [K, B, 3n]
+    "Importance-corrected Q-values at n uniform, n pi(s) and n pi(s') actions per state."
+    s_obs, s_act, log_mu = cql_proposals(obs, next_obs, actor, n)
+    return corrected_q(critic(s_obs, s_act), log_mu)
 
 # %% ../../nbs/45d_algos.cql.ipynb #c010
 CQL_STATS = ("critic_loss", "cql_gap", "actor_loss", "ent_coef", "cql_alpha", "q_values")
 
+def cql_critic_update(critic, critic_opt, # Critic ensemble and its optimizer
+                      obs, actions, y, # Minibatch and TD targets [B]
+                      s_obs, s_act, log_mu, # `cql_proposals`
+                      weight: float | torch.Tensor, # Weight of the summed gaps (cql_alpha, or the multiplier, no gradient)
+                      temperature: float=1.0,
+                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: # Q [K, B], TD loss, gaps [K] (detached)
+    "The critics' step: TD loss + weight * sum_k gap_k, by autograd (the engine room's `make_step('cql', ...)` is its fast twin)."
+    q = critic(obs, actions)
+    td = 0.5 * (q - y).pow(2).mean(1).sum()
+    gap = cql_gap(q, corrected_q(critic(s_obs, s_act), log_mu), temperature)   # [K]
+    critic_opt.zero_grad(set_to_none=True); (td + weight * gap.sum()).backward(); critic_opt.step()
+    return q.detach(), td.detach(), gap.detach()
+
 def cql_step(actor, critic, critic_target, actor_opt, critic_opt, # Networks and optimizers
              log_alpha, log_cql_alpha, alpha_opt, # Learnable log temperatures (None when fixed) and their optimizer
-             batch: TorchBatch, c: CQLConfig, target_entropy: float) -> torch.Tensor: # stats in the order of `CQL_STATS`
+             batch: TorchBatch, c: CQLConfig, target_entropy: float,
+             critic_update=None, # (obs, actions, y, s_obs, s_act, log_mu, weight) -> (Q, TD loss, gaps); None: `cql_critic_update`
+            ) -> torch.Tensor: # stats in the order of `CQL_STATS`
     "One continuous CQL step: critics (TD + conservative gap), then actor and temperatures."
     alpha = log_alpha.detach().exp() if log_alpha is not None else torch.tensor(c.ent_coef)
     with torch.no_grad():
         na, _ = actor.sample(batch.next_obs)
         y = batch.rewards + batch.discounts * (1.0 - batch.terminated) * critic_target(batch.next_obs, na).min(0).values
-    q = critic(batch.obs, batch.actions)
-    td = 0.5 * (q - y).pow(2).mean(1).sum()
-    gap = cql_gap(q, cql_samples(critic, batch.obs, batch.next_obs, actor, c.cql_n_actions), c.cql_temperature)   # [K]
-    if log_cql_alpha is not None:
-        ca = log_cql_alpha.exp().clamp(0.0, 1e6)
-        cons = (ca.detach() * (gap - c.cql_target_action_gap)).sum()
-        ca_loss = -(ca * (gap.detach() - c.cql_target_action_gap)).sum()   # ascent on the multiplier
-    else: ca, cons, ca_loss = torch.tensor(c.cql_alpha), c.cql_alpha * gap.sum(), None
-    critic_loss = td + cons
-    critic_opt.zero_grad(set_to_none=True); critic_loss.backward(); critic_opt.step()
+    s_obs, s_act, log_mu = cql_proposals(batch.obs, batch.next_obs, actor, c.cql_n_actions)
+    ca = log_cql_alpha.detach().exp().clamp(0.0, 1e6) if log_cql_alpha is not None else torch.tensor(c.cql_alpha)
+    upd = critic_update or (lambda *a: cql_critic_update(critic, critic_opt, *a, c.cql_temperature))
+    q, td, gap = upd(batch.obs, batch.actions, y, s_obs, s_act, log_mu, ca if log_cql_alpha is not None else c.cql_alpha)
+    shift = c.cql_target_action_gap if log_cql_alpha is not None else 0.0
+    critic_loss = td + ca * (gap - shift).sum()
     a_pi, logp = actor.sample(batch.obs)
     for p in critic.parameters(): p.requires_grad_(False)
     try: actor_loss = sac_actor_loss(critic(batch.obs, a_pi), logp, alpha)
@@ -104,12 +127,12 @@ def cql_step(actor, critic, critic_target, actor_opt, critic_opt, # Networks and
         for p in critic.parameters(): p.requires_grad_(True)
     temp_loss = 0.0
     if log_alpha is not None: temp_loss = temp_loss + sac_alpha_loss(log_alpha, logp, target_entropy)
-    if ca_loss is not None: temp_loss = temp_loss + ca_loss
+    if log_cql_alpha is not None:   # ascent on the multiplier
+        temp_loss = temp_loss - (log_cql_alpha.exp().clamp(0.0, 1e6) * (gap - c.cql_target_action_gap)).sum()
     actor_opt.zero_grad(set_to_none=True); actor_loss.backward(); actor_opt.step()
     if alpha_opt is not None: alpha_opt.zero_grad(set_to_none=True); temp_loss.backward(); alpha_opt.step()
     polyak_update(list(critic.parameters()), list(critic_target.parameters()), c.tau)
-    return torch.stack([critic_loss.detach(), gap.detach().mean(), actor_loss.detach(), alpha.reshape(()),
-                        ca.detach().reshape(()), q.detach().mean()])
+    return torch.stack([critic_loss, gap.mean(), actor_loss.detach(), alpha.reshape(()), ca.reshape(()), q.mean()])
 
 # %% ../../nbs/45d_algos.cql.ipynb #c011
 def cql_discrete_step(q_net, q_target, opt, batch: TorchBatch, c: CQLConfig) -> torch.Tensor: # stats as `CQL_STATS`
@@ -151,6 +174,7 @@ class CQL(OfflineAlgorithm):
         self.log_cql_alpha = torch.tensor(math.log(c.cql_alpha), device=dev, requires_grad=True) if c.cql_lagrange else None
         temps = [t for t in (self.log_alpha, self.log_cql_alpha) if t is not None]
         self.alpha_opt = make_adam(temps, c.actor_learning_rate) if temps else None
+        self._critic_update = make_step("cql", self.critic, self.critic_opt, temperature=c.cql_temperature)   # None: autograd
 
     def _step(self, b):
         if self.discrete:
@@ -158,7 +182,7 @@ class CQL(OfflineAlgorithm):
             if (self.n_updates + 1) % self.config.target_update_interval == 0: self.q_target.load_state_dict(self.q_net.state_dict())
             return s
         return cql_step(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt, self.log_alpha,
-                        self.log_cql_alpha, self.alpha_opt, b, self.config, self.target_entropy)
+                        self.log_cql_alpha, self.alpha_opt, b, self.config, self.target_entropy, self._critic_update)
 
     def _act(self, obs, deterministic):
         if self.discrete: return self.q_net(obs).argmax(-1)

@@ -171,6 +171,15 @@ def check_env_matches(dataset: OfflineDatasetBuffer, # A dataset from `load_data
     env_id = env if isinstance(env, str) else getattr(getattr(env, "spec", None), "id", None)
     if dataset.env_id is not None and env_id is not None and env_id != dataset.env_id:
         raise ValueError(f"`env` is {env_id!r} but the dataset was recorded on {dataset.env_id!r}")
+    spec = dataset.metadata.get("env_spec") if isinstance(getattr(dataset, "metadata", None), dict) else None
+    spec = json.loads(spec) if isinstance(spec, str) else (spec or {})
+    esp = None if isinstance(env, str) else getattr(env, "spec", None)
+    mine = getattr(esp, "max_episode_steps", None)
+    if spec.get("max_episode_steps") is not None and mine is not None and int(mine) != int(spec["max_episode_steps"]):
+        raise ValueError(f"`env`: its time limit is {mine} steps, the dataset's env spec says {spec['max_episode_steps']} (a different env spec)")
+    kw, dkw = getattr(esp, "kwargs", None) or {}, spec.get("kwargs") or {}
+    diff = sorted(k for k in set(kw) & set(dkw) if kw[k] != dkw[k])
+    if diff: raise ValueError(f"`env`: its {diff[0]}={kw[diff[0]]!r} differs from the dataset's env spec ({diff[0]}={dkw[diff[0]]!r})")
     if isinstance(env, str): return
     for k, sp, want in (("action", env.single_action_space, dataset.action_space),
                         ("observation", env.single_observation_space, dataset.observation_space)):

@@ -29,13 +29,15 @@ from loomnb.llm.task import MathTask, addition_problems, evaluate, sft
 from loomnb.llm.grpo import GRPO
 from loomnb.llm.dpo import DPO, OnlineDPO, math_preference_pairs
 
-MAX_NEW = 4  # up to 3 answer digits and eos
+MAX_NEW = 4  # up to 3 answer digits and eos (--max-digits 2; max_digits + 2 in general)
+DIGITS = (1, 2)  # (min_digits, max_digits) of the operands, set by --min-digits/--max-digits
 
 def tasks(seed):
     "Training, validation and held-out test problems (test disjoint from the others; fixed across seeds)."
-    test = MathTask(addition_problems(200, 2, seed=10_000))
+    lo, hi = DIGITS
+    test = MathTask(addition_problems(200, hi, seed=10_000, min_digits=lo))
     seen = set(test.prompts)
-    tr = [p for p in addition_problems(3000, 2, seed=100 + seed) if f"{p.operands[0]}+{p.operands[1]}=" not in seen]
+    tr = [p for p in addition_problems(3000, hi, seed=100 + seed, min_digits=lo) if f"{p.operands[0]}+{p.operands[1]}=" not in seen]
     return MathTask(tr[:2500]), MathTask(tr[2500:2700]), test
 
 def ev(model, tok, test):
@@ -128,12 +130,16 @@ def main():
     p.add_argument("--dpo-epochs", type=int, default=4)
     p.add_argument("--dpo-lr", type=float, default=5e-4)
     p.add_argument("--eval-every", type=int, default=50)
+    p.add_argument("--min-digits", type=int, default=1, help="operands have at least this many digits (1: from 0)")
+    p.add_argument("--max-digits", type=int, default=2, help="operands have at most this many digits")
     p.add_argument("--json", default=None)
     p.add_argument("--summary", default=None, help="print the tables of a JSON written by --json, run nothing")
     p.add_argument("--pack-bench", action="store_true", help="time one GRPO update on padded vs packed rows, run nothing else")
     p.add_argument("--_one", nargs=3, default=None, help=argparse.SUPPRESS)  # seed, algo|sft, checkpoint path
     a = p.parse_args()
     torch.set_num_threads(1)
+    global MAX_NEW, DIGITS
+    DIGITS, MAX_NEW = (a.min_digits, a.max_digits), a.max_digits + 2
     if a.pack_bench: return pack_bench()
     if a.summary:
         with open(a.summary) as f: summary(json.load(f))
@@ -142,7 +148,8 @@ def main():
         seed, what, path = int(a._one[0]), a._one[1], a._one[2]
         print(json.dumps(run_sft(a, seed, path) if what == "sft" else run_algo(a, seed, what, path))); return
     fwd = [f"--sft-target={a.sft_target}", f"--grpo-steps={a.grpo_steps}", f"--grpo-lr={a.grpo_lr}", f"--kl-coef={a.kl_coef}", f"--grpo-iters={a.grpo_iters}", f"--odpo-nll-lr={a.odpo_nll_lr}",
-           f"--odpo-steps={a.odpo_steps}", f"--odpo-lr={a.odpo_lr}", f"--dpo-epochs={a.dpo_epochs}", f"--dpo-lr={a.dpo_lr}", f"--eval-every={a.eval_every}"]
+           f"--odpo-steps={a.odpo_steps}", f"--odpo-lr={a.odpo_lr}", f"--dpo-epochs={a.dpo_epochs}", f"--dpo-lr={a.dpo_lr}", f"--eval-every={a.eval_every}",
+           f"--min-digits={a.min_digits}", f"--max-digits={a.max_digits}"]
     res = {"args": vars(a) | {"_one": None}, "load_start": os.getloadavg(), "seeds": []}
     algos = a.algos.split(",")
     with tempfile.TemporaryDirectory() as d:
@@ -163,7 +170,7 @@ def main():
 def summary(res):
     algos = list(res["seeds"][0]["runs"])
     def ms(v): v = np.array(v, float); return f"{v.mean():.3f} ± {v.std(ddof=1) if len(v) > 1 else 0:.3f}"
-    print(f"\nload {res['load_start'][0]:.1f} -> {res['load_end'][0]:.1f}; mean ± sd over {len(res['seeds'])} seeds, held-out 2-digit additions")
+    print(f"\nload {res['load_start'][0]:.1f} -> {res['load_end'][0]:.1f}; mean ± sd over {len(res['seeds'])} seeds, held-out additions of {res['args'].get('min_digits', 1)}-{res['args'].get('max_digits', 2)} digit operands")
     print("| algo | pass@1 start | pass@1 end | Δ pass@1 | pass@8 start | pass@8 end | greedy end | train s | completions/s (per CPU s) | opt steps/s (per CPU s) | peak RSS MB |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for al in algos:

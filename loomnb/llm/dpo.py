@@ -23,7 +23,8 @@ from .grpo import check_prompts
 from .grpo import check_rewards
 
 # %% auto #0
-__all__ = ['DPOPair', 'pair_batch', 'sequence_logps', 'dpo_loss', 'DPO', 'math_preference_pairs', 'OnlineDPO']
+__all__ = ['DPOPair', 'pair_batch', 'sequence_logps', 'dpo_loss', 'DPO', 'math_preference_pairs', 'online_dpo_rollout',
+           'OnlineDPO']
 
 # %% ../../nbs/98_llm.dpo.ipynb #d006
 def _ids(name, v, allow_empty=False):
@@ -197,6 +198,18 @@ def math_preference_pairs(model: nn.Module, # Samples the rejected completions
     return pairs
 
 # %% ../../nbs/98_llm.dpo.ipynb #d028
+@torch.no_grad()
+def online_dpo_rollout(algo, # An `OnlineDPO` (its model, reward_fn and sampling settings)
+                       prompts: list) -> tuple[list, dict]:
+    "Sample `num_candidates` completions per prompt, score them, and pair the best with the worst of each group that differs."
+    k = algo.num_candidates
+    prompts = check_prompts("OnlineDPO", algo.model, algo.tokenizer, prompts, algo.max_new_tokens)
+    t0 = time.perf_counter()
+    pids, cids, texts = sample_completions(algo.model, algo.tokenizer, prompts, k, algo.max_new_tokens, algo.temperature, algo.top_k, algo.generator)
+    r = check_rewards("OnlineDPO", algo.reward_fn([p for p in prompts for _ in range(k)], texts), len(texts)).reshape(-1, k)
+    pairs = [DPOPair(pids[i * k], cids[i * k + int(r[i].argmax())], cids[i * k + int(r[i].argmin())]) for i in range(len(prompts)) if r[i].max() > r[i].min()]
+    return pairs, {"rollout/reward": float(r.mean()), "rollout/pairs": len(pairs), "time/sample": time.perf_counter() - t0}
+
 class OnlineDPO:
     "Online DPO: sample `num_candidates` completions per prompt, pair the best with the worst by reward, take a DPO step."
     def __init__(self, model: nn.Module, # Policy; trained in place
@@ -227,16 +240,10 @@ class OnlineDPO:
 
     def train_step(self, prompts: list) -> dict:
         "Sample, rank, pair and take one DPO step on `prompts` (text); returns the metrics."
-        k = self.num_candidates
-        prompts = check_prompts("OnlineDPO", self.model, self.tokenizer, prompts, self.max_new_tokens)
         t0 = time.perf_counter()
-        pids, cids, texts = sample_completions(self.model, self.tokenizer, prompts, k, self.max_new_tokens, self.temperature, self.top_k, self.generator)
-        r = check_rewards("OnlineDPO", self.reward_fn([p for p in prompts for _ in range(k)], texts), len(texts)).reshape(-1, k)
-        t_sample = time.perf_counter() - t0
-        pairs = [DPOPair(pids[i * k], cids[i * k + int(r[i].argmax())], cids[i * k + int(r[i].argmin())]) for i in range(len(prompts)) if r[i].max() > r[i].min()]
-        st = {"rollout/reward": float(r.mean()), "rollout/pairs": len(pairs), "time/sample": t_sample}
+        pairs, st = online_dpo_rollout(self, prompts)
         if pairs: st |= self.dpo.train_step(pairs)
-        self.step += 1; self.completions_seen += len(texts)
+        self.step += 1; self.completions_seen += len(prompts) * self.num_candidates
         st |= {"time/iteration": time.perf_counter() - t0, "time/completions": self.completions_seen}
         if self.logger is not None: self.logger.log(st, self.step)
         return st

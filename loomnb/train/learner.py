@@ -126,6 +126,8 @@ class Algorithm(_AlgorithmTraining, metaclass=_AlgorithmMeta):
     action_spaces: tuple = ("Discrete", "Box")
     name: str = ""
     default_env: str | None = None  # Env id used when none is given (None: one must be given)
+    make_env = None  # An algorithm that brings its own envs (e.g. `loomnb.llm.trainer`'s prompt envs): a classmethod
+                     # `make_env(env, config, seed) -> VecEnv` used instead of the env registry (None: the registry)
     def __init__(self, env=None, # A VecEnv (the Trainer's call), an env id, or a config (config-first form)
                  config=None, # A config instance of `config_cls`, a dict of overrides, or None
                  device="cpu", # Torch device ("auto": cuda when available)
@@ -189,7 +191,7 @@ def _prepare(cls, env, cfg, seed: int, device):
     device = get_device(device)
     lean_numba_runtime()  # before the first kernel call (seed_everything seeds Numba)
     seed_everything(seed)
-    venv = _make_env(env, getattr(cfg, "n_envs", 1), seed)
+    venv = cls.make_env(env, cfg, seed) if cls.make_env is not None else _make_env(env, getattr(cfg, "n_envs", 1), seed)
     sp = _space_name(venv.single_action_space)
     if sp not in cls.action_spaces:
         raise ValueError(f"{cls.__name__} does not support {sp} action spaces (env {getattr(venv.spec, 'id', venv)!r}); "
@@ -321,6 +323,7 @@ class _TrainerCheckpoints:
                          algorithm: str | type | None=None, # Expected algorithm name (checked, as in the rlox guide), or the
                                                             # class to restore into (a subclass such as `PPOTrainer`)
                          dataset=None, # Offline algorithms: the dataset to continue training on
+                         **init_kwargs, # The algorithm class's own keywords (e.g. the LLM algorithms' `model=`, `tokenizer=`)
                         ) -> "Trainer":
         "Restore a trainer saved with `save`, ready to continue with `train`."
         ck = load_checkpoint(path, map_location)
@@ -332,13 +335,16 @@ class _TrainerCheckpoints:
             raise CheckpointError(f"{str(path)!r} was trained on {e['id']!r}, not {env!r}")
         try: algo_cls = algorithm if isinstance(algorithm, type) else get_algorithm(ck["algo"])
         except ValueError as err: raise CheckpointError(f"{str(path)!r}: {err}") from None
-        if env is None or isinstance(env, str):
+        if getattr(algo_cls, "make_env", None) is not None and (env is None or isinstance(env, str)):
+            env = e.get("id") if env is None else env   # its own env, made again by `make_env` from the id and the saved config
+        elif env is None or isinstance(env, str):
             if not e.get("id"): raise CheckpointError(f"{str(path)!r} was saved from an env without an id: pass `env=`")
             try: env = env_from_record(e, ck.get("seed", 0))
             except (ValueError, TypeError, KeyError) as err:
                 raise CheckpointError(f"{str(path)!r}: cannot make its env {e.get('id')!r} again: {err}") from None
         self = cls(algo_cls, env, seed=ck.get("seed", 0), config=algo_cls.config_cls.from_dict(ck["config"]),
-                   callbacks=callbacks, logger=logger, device=device, n_envs=None, policy=policy, dataset=dataset)
+                   callbacks=callbacks, logger=logger, device=device, n_envs=None, policy=policy, dataset=dataset,
+                   **init_kwargs)
         sp = getattr(self.env, "spec", None)
         if e.get("hash") is not None and getattr(sp, "hash", None) != e["hash"]:
             raise CheckpointError(f"{str(path)!r} was saved on {e.get('id')!r} with spec hash {e['hash']}, but the env "
@@ -381,6 +387,7 @@ class Trainer(_TrainerLoop, _TrainerCheckpoints):
             algo = algorithm
         if algo is None: raise ConfigError("Trainer needs an algorithm, e.g. Trainer('ppo', env='CartPole-v1') or Trainer(algorithm='ppo', env=...)")
         cls = algo if isinstance(algo, type) else get_algorithm(algo)
+        extra = {k: overrides.pop(k) for k in _init_extras(cls) if k in overrides}   # the class's own keywords (e.g. `model=`)
         if overrides:   # the same as putting them in `config` (so rl-zoo3's table is then off, as with any config)
             config = config.merge(overrides) if isinstance(config, Config) else {**(config or {}), **overrides}
         dataset, env = _offline_inputs(cls, dataset, env)
@@ -388,7 +395,7 @@ class Trainer(_TrainerLoop, _TrainerCheckpoints):
         cfg, self.seed = resolve_config(cls, config, n_envs), seed
         self.config, self.env, self.device = _prepare(cls, env, cfg, seed, device)
         self._finite_env = FiniteEnv(self.env)   # what the algorithm steps: observations and rewards are checked
-        algo = cls(self._finite_env, self.config, device=self.device, policy=policy, **({} if dataset is None else {"dataset": dataset}))
+        algo = cls(self._finite_env, self.config, device=self.device, policy=policy, **extra, **({} if dataset is None else {"dataset": dataset}))
         self._adopt(algo, seed, callbacks, logger, log_interval, nan_guard)
 
     @classmethod
@@ -448,6 +455,7 @@ class Trainer(_TrainerLoop, _TrainerCheckpoints):
                  deterministic: bool=True, # Mode of the policy instead of a sample
                 ) -> np.ndarray:
         "Actions for `obs` from the trained policy."
+        if getattr(self.env.single_observation_space, "shape", ()) is None: return self.algo.predict(obs, deterministic)  # e.g. text
         obs = np.asarray(obs, dtype=np.float32)
         if not np.isfinite(obs).all(): raise ValueError(f"predict: `obs` holds NaN or inf ({int((~np.isfinite(obs)).sum())} values)")
         shape = tuple(self.env.single_observation_space.shape)

@@ -1,0 +1,120 @@
+"""loomnb vs TRL on the same model, tokenizer, reward, hyperparameters and budget (CPU, one torch thread per run).
+
+Per seed: the supervised warm-up of `bench_llm.py` (a fresh 205k-parameter `CausalLM`, 2-digit additions, SFT to 20%
+greedy on validation), then from that one checkpoint, each in a fresh subprocess:
+  * loomnb GRPO (`bench_llm.py --_one SEED grpo`: `GRPO.train_step` on 16 prompts x 8 completions, minibatches of 32,
+    one pass, kl_coef 0.05, clip 0.2, lr 1e-4) for --grpo-steps iterations;
+  * TRL `GRPOTrainer` (`llm_trl_worker.py`, in its own venv) on the same checkpoint: num_generations 8,
+    per_device_train_batch_size 32, steps_per_generation 4 (128 completions per generation = 16 prompts x 8),
+    num_iterations 1, beta 0.05, epsilon 0.2, loss_type "bnpo" (token mean over the minibatch, loomnb's), scale_rewards
+    "group", lr 1e-4 constant, Adam without weight decay, max_grad_norm 1, max_completion_length 4, temperature 1,
+    4 x --grpo-steps optimizer steps (the same completions and optimizer steps as loomnb);
+  * loomnb DPO (`bench_llm.py --_one SEED dpo`) and TRL `DPOTrainer` on the same pairs (`math_preference_pairs`:
+    chosen = the answer, rejected = the start model's wrong sample), beta 0.1, sigmoid loss, lr 5e-4, batch 32,
+    reference log-probs computed once, --dpo-epochs epochs.
+The model is loomnb's `CausalLM` in both: TRL gets it wrapped as a `transformers` `PreTrainedModel` (backbone + LM
+head, attention_mask -> loomnb's segment-id mask) and the char tokenizer as a `PreTrainedTokenizerFast` with the same
+ids (the worker checks both). Every trained model is evaluated by loomnb's `evaluate` on the 200 held-out problems.
+
+  python bench/bench_llm_trl.py --seeds 3 --json bench/results/llm_trl.json   # makes bench/.venv-trl on first use
+"""
+from __future__ import annotations
+import argparse, json, os, subprocess, sys, tempfile
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VENV = os.path.join(HERE, ".venv-trl")
+sys.path.insert(0, os.path.dirname(HERE)); sys.path.insert(0, HERE)
+import bench_llm as B
+from loomnb.llm.model import CausalLM, CharTokenizer
+from loomnb.llm.dpo import math_preference_pairs
+
+def trl_python() -> str:
+    "The TRL venv's python, made on first use: python -m venv, then torch 2.13.0 (the CPU wheel pip finds here), trl, transformers."
+    py = os.path.join(VENV, "bin", "python")
+    if not os.path.exists(py):
+        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
+        subprocess.run([py, "-m", "pip", "install", "-q", "torch==2.13.0"], check=True)
+        subprocess.run([py, "-m", "pip", "install", "-q", "trl", "transformers", "datasets"], check=True)
+    return py
+
+def run_trl(job: dict) -> dict:
+    with tempfile.TemporaryDirectory() as d:
+        job = {**job, "tmp": d}; path = os.path.join(d, "job.json")
+        with open(path, "w") as f: json.dump(job, f)
+        env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
+        out = subprocess.run([trl_python(), os.path.join(HERE, "llm_trl_worker.py"), path], capture_output=True, text=True, env=env)
+        if out.returncode: sys.exit("TRL worker failed:\n" + out.stderr[-4000:])
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+def evaluate_state(path, test):
+    tok = CharTokenizer(); m = CausalLM(tok.vocab_size); m.load_state_dict(torch.load(path, weights_only=True))
+    return B.ev(m, tok, test)
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--grpo-steps", type=int, default=60)
+    p.add_argument("--dpo-epochs", type=int, default=1)
+    p.add_argument("--algos", default="grpo,dpo")
+    p.add_argument("--json", default=None)
+    p.add_argument("--summary", default=None, help="print the tables of a JSON written by --json, run nothing")
+    a = p.parse_args()
+    if a.summary:
+        with open(a.summary) as f: return summary(json.load(f))
+    torch.set_num_threads(1); trl_python()
+    fwd = [f"--grpo-steps={a.grpo_steps}", f"--dpo-epochs={a.dpo_epochs}", f"--eval-every={max(a.grpo_steps, a.dpo_epochs)}"]
+    res = {"args": vars(a), "load_start": os.getloadavg(), "seeds": []}
+    with tempfile.TemporaryDirectory() as d:
+        for seed in range(a.seeds):
+            ck = os.path.join(d, f"sft{seed}.pt"); train, val, test = B.tasks(seed)
+            s = B.sub(["--_one", str(seed), "sft", ck], []); s["runs"] = {}
+            print(f"seed {seed}: SFT {s['sft_steps']} steps, start {s['start']}", flush=True)
+            for algo in a.algos.split(","):
+                order = ("loomnb", "trl") if seed % 2 == 0 else ("trl", "loomnb")   # alternated: load drift hits both alike
+                for lib in order:
+                    if lib == "loomnb":
+                        r = B.sub(["--_one", str(seed), algo, ck], fwd)
+                        if algo == "dpo": r["train_s"] -= r["pair_sampling_s"]   # the pairs are given to TRL ready-made
+                        r = {"train_s": r["train_s"], "train_cpu_s": r["train_cpu_s"], "optimizer_steps": r["optimizer_steps"],
+                             "completions": r["completions"] if algo == "grpo" else 0, "rss_mb": r["rss_mb"], "end": r["curve"][-1], "kl_ref_last": r.get("kl_ref_last")}
+                    else:
+                        out = os.path.join(d, f"trl_{algo}_{seed}.pt")
+                        job = {"algo": algo, "seed": seed, "checkpoint": ck, "out": out}
+                        if algo == "grpo":
+                            job |= {"prompts": train.prompts, "answers": [int(x) for x in train.answers], "lr": 1e-4, "batch_size": 32, "group_size": 8,
+                                    "max_new_tokens": B.MAX_NEW, "steps_per_generation": 4, "kl_coef": 0.05, "clip_eps": 0.2, "max_steps": 4 * a.grpo_steps}
+                        else:
+                            tok = CharTokenizer(); base = CausalLM(tok.vocab_size); base.load_state_dict(torch.load(ck, weights_only=True))
+                            pairs = math_preference_pairs(base, tok, train, n=4, max_new_tokens=B.MAX_NEW, seed=seed)
+                            job |= {"pairs": [{"prompt": tok.decode(q.prompt_tokens), "chosen": tok.decode(q.chosen_tokens), "rejected": tok.decode(q.rejected_tokens)} for q in pairs],
+                                    "lr": 5e-4, "batch_size": 32, "beta": 0.1, "epochs": a.dpo_epochs}
+                        r = run_trl(job); r["completions"] = 128 * a.grpo_steps if algo == "grpo" else 0; r["end"] = evaluate_state(out, test)
+                    s["runs"][f"{algo}/{lib}"] = r
+                    print(f"  {algo}/{lib}: {r['end']} | {r['optimizer_steps']} opt steps in {r['train_s']:.1f} s "
+                          f"({r['optimizer_steps'] / r['train_s']:.1f}/s), rss {r['rss_mb']:.0f} MB", flush=True)
+            res["seeds"].append(s)
+    res["load_end"] = os.getloadavg()
+    if a.json:
+        with open(a.json, "w") as f: json.dump(res, f, indent=1)
+    summary(res)
+
+def summary(res):
+    def ms(v): v = np.array(v, float); return f"{v.mean():.3f} ± {v.std(ddof=1) if len(v) > 1 else 0:.3f}"
+    keys = list(res["seeds"][0]["runs"]); start = [s["start"] for s in res["seeds"]]
+    print(f"\nload {res['load_start'][0]:.1f} -> {res['load_end'][0]:.1f}; mean ± sd over {len(res['seeds'])} seeds; SFT start pass@1 {ms([x['pass@1'] for x in start])}, pass@8 {ms([x['pass@8'] for x in start])}")
+    print("| algo / library | pass@1 end | pass@8 end | greedy end | train s | completions/s | opt steps/s | opt steps/s per CPU s | peak RSS MB |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for k in keys:
+        rs = [s["runs"][k] for s in res["seeds"]]
+        cps = np.mean([r["completions"] / r["train_s"] for r in rs])
+        print(f"| {k} | {ms([r['end']['pass@1'] for r in rs])} | {ms([r['end']['pass@8'] for r in rs])} | {ms([r['end']['greedy'] for r in rs])} | {ms([r['train_s'] for r in rs])} | "
+              f"{cps:.0f} | {np.mean([r['optimizer_steps'] / r['train_s'] for r in rs]):.2f} | {np.mean([r['optimizer_steps'] / r['train_cpu_s'] for r in rs]):.2f} | {np.mean([r['rss_mb'] for r in rs]):.0f} |")
+    for algo in sorted({k.split('/')[0] for k in keys}):
+        if f"{algo}/trl" not in keys: continue
+        ratio = [s["runs"][f"{algo}/loomnb"]["optimizer_steps"] / s["runs"][f"{algo}/loomnb"]["train_s"] / (s["runs"][f"{algo}/trl"]["optimizer_steps"] / s["runs"][f"{algo}/trl"]["train_s"]) for s in res["seeds"]]
+        d1 = [s["runs"][f"{algo}/loomnb"]["end"]["pass@1"] - s["runs"][f"{algo}/trl"]["end"]["pass@1"] for s in res["seeds"]]
+        print(f"{algo}: loomnb / TRL optimizer steps per s, per seed: {', '.join(f'{x:.2f}' for x in ratio)}; pass@1 loomnb - TRL per seed: {', '.join(f'{x:+.3f}' for x in d1)}")
+
+if __name__ == "__main__": main()

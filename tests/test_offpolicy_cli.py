@@ -18,6 +18,8 @@ def _run(args, cwd, timeout=300):
     ("ddpg", "MountainCarContinuous-v0", ["learning_starts=100", "hidden=32", "batch_size=32"]),
     ("pets", "Pendulum-v1", ["population=16", "elites=4", "cem_iterations=2", "horizon=4", "model_steps=10",
                              "model_train_freq=100", "hidden=16"]),
+    ("dreamer", "Pendulum-v1", ["learning_starts=200", "batch_size=4", "seq_len=8", "horizon=3", "deter=16", "stoch=4",
+                                "embed=8", "hidden=16", "train_freq=50"]),
 ])
 def test_cli_train_save_eval(tmp_path, algo, env, sets):
     cmd = [sys.executable, "-m", "loomnb", "train", "--algo", algo, "--env", env, "--timesteps", "600",
@@ -40,10 +42,13 @@ def test_cli_rejects_discrete_env(tmp_path, algo):
     assert "Discrete" in r.stderr and "dqn" in r.stderr and algo.upper() in r.stderr
 
 
-def test_cli_names_a_bad_planner_parameter(tmp_path):
-    r = _run([sys.executable, "-m", "loomnb", "train", "--algo", "pets", "--env", "Pendulum-v1", "--timesteps", "100",
-              "--set", "horizon=0", "--no-registry"], tmp_path)
-    assert r.returncode != 0 and "horizon" in r.stderr, r.stderr[-2000:]
+@pytest.mark.parametrize("algo,sets,name", [("pets", ["horizon=0"], "horizon"), ("dreamer", ["horizon=0"], "horizon"),
+                                           ("dreamer", ["learning_starts=100", "seq_len=300", "train_freq=50"], "seq_len=300")])
+def test_cli_names_a_bad_model_based_parameter(tmp_path, algo, sets, name):
+    cmd = [sys.executable, "-m", "loomnb", "train", "--algo", algo, "--env", "Pendulum-v1", "--timesteps", "300", "--no-registry"]
+    for s in sets: cmd += ["--set", s]
+    r = _run(cmd, tmp_path)
+    assert r.returncode != 0 and name in r.stderr, r.stderr[-2000:]
 
 
 @pytest.mark.parametrize("algo,env,cfg", [

@@ -16,6 +16,10 @@ def _run(args, cwd, timeout=300):
     ("dqn", "CartPole-v1", ["learning_starts=200", "double_dqn=true", "dueling=true", "n_step=3", "prioritized=true"]),
     ("sac", "Pendulum-v1", ["learning_starts=100", "hidden=32", "batch_size=32"]),
     ("ddpg", "MountainCarContinuous-v0", ["learning_starts=100", "hidden=32", "batch_size=32"]),
+    ("pets", "Pendulum-v1", ["population=16", "elites=4", "cem_iterations=2", "horizon=4", "model_steps=10",
+                             "model_train_freq=100", "hidden=16"]),
+    ("dreamer", "Pendulum-v1", ["learning_starts=200", "batch_size=4", "seq_len=8", "horizon=3", "deter=16", "stoch=4",
+                                "embed=8", "hidden=16", "train_freq=50"]),
 ])
 def test_cli_train_save_eval(tmp_path, algo, env, sets):
     cmd = [sys.executable, "-m", "loomnb", "train", "--algo", algo, "--env", env, "--timesteps", "600",
@@ -30,11 +34,21 @@ def test_cli_train_save_eval(tmp_path, algo, env, sets):
     assert r.returncode == 0, r.stderr[-3000:]
 
 
-def test_cli_rejects_discrete_env_for_sac(tmp_path):
-    r = _run([sys.executable, "-m", "loomnb", "train", "--algo", "sac", "--env", "CartPole-v1", "--timesteps", "100",
+@pytest.mark.parametrize("algo", ["sac", "pets"])
+def test_cli_rejects_discrete_env(tmp_path, algo):
+    r = _run([sys.executable, "-m", "loomnb", "train", "--algo", algo, "--env", "CartPole-v1", "--timesteps", "100",
               "--no-registry"], tmp_path)
     assert r.returncode != 0
-    assert "Discrete" in r.stderr and "dqn" in r.stderr
+    assert "Discrete" in r.stderr and "dqn" in r.stderr and algo.upper() in r.stderr
+
+
+@pytest.mark.parametrize("algo,sets,name", [("pets", ["horizon=0"], "horizon"), ("dreamer", ["horizon=0"], "horizon"),
+                                           ("dreamer", ["learning_starts=100", "seq_len=300", "train_freq=50"], "seq_len=300")])
+def test_cli_names_a_bad_model_based_parameter(tmp_path, algo, sets, name):
+    cmd = [sys.executable, "-m", "loomnb", "train", "--algo", algo, "--env", "Pendulum-v1", "--timesteps", "300", "--no-registry"]
+    for s in sets: cmd += ["--set", s]
+    r = _run(cmd, tmp_path)
+    assert r.returncode != 0 and name in r.stderr, r.stderr[-2000:]
 
 
 @pytest.mark.parametrize("algo,env,cfg", [
@@ -44,6 +58,9 @@ def test_cli_rejects_discrete_env_for_sac(tmp_path):
     # n-step: the transitions still pending in the n-step writer at the save are part of the checkpoint
     ("dqn", "CartPole-v1", dict(hidden=32, learning_starts=100, train_freq=8, gradient_steps=4, n_step=3, n_envs=2,
                                 target_update_interval=50, save_replay_buffer=True)),
+    # PETS: the model refits on the restored buffer; the planner's generator and warm starts are in the checkpoint
+    ("pets", "Pendulum-v1", dict(population=16, elites=4, cem_iterations=2, horizon=4, model_steps=10, model_train_freq=100,
+                                 hidden=16, learning_starts=100)),
 ])
 def test_resume_in_fresh_process_equals_uninterrupted(tmp_path, algo, env, cfg):
     common = f"""

@@ -15,6 +15,7 @@ from .algorithms import make_algorithm
 from .memory import NormalizationState
 from .sqlite_memory import SQLiteRLMemory
 from .redis_memory import RedisRLMemory
+from .dual_memory import DualStoreMemory, build_memory
 from .versioning import PromotionGate
 from .settings import ResilienceSettings, RLSettings
 from .resilience import CircuitOpenError, CircuitBreaker, ResilienceOrchestrator
@@ -51,6 +52,8 @@ class ReinforcementLearningService(_StateNormalization):
         self.settings, self.algorithm, self.memory, self.trainer = settings, algorithm, memory, trainer
         self.metrics = metrics or RLMetrics()
         self.resilience = resilience or ResilienceOrchestrator(settings.resilience)
+        # a guarded memory (the dual-store provider) retries and breaks per store itself: no second guard around it
+        self._guard = ResilienceOrchestrator(dict(retries=0, failure_threshold=10**9)) if getattr(memory, "guarded", False) else self.resilience
         self.joiner = (SharedRewardJoiner(memory, settings.reward_wait_seconds) if settings.pending_store == "memory"
                        else DelayedRewardJoiner(settings.reward_wait_seconds, settings.max_pending_decisions))
         self.rng = np.random.default_rng(seed); self._flusher = None; self._norm: dict[str, NormalizationState] = {}
@@ -59,7 +62,7 @@ class ReinforcementLearningService(_StateNormalization):
         self.memory.validator = lambda w: self.algorithm.validate_weights(w, copy=False)  # decoded arrays are read-only already
     async def connect(self, background: bool=True) -> None:
         "Connect the memory; start the delayed-reward flusher when `background`."
-        await self.resilience.call(self.memory.connect)
+        await self._guard.call(self.memory.connect)
         if background and self._flusher is None and (self.settings.reward_wait_seconds > 0 or self._batching):
             self._flusher = asyncio.create_task(self._flush_loop())
     @property
@@ -133,7 +136,7 @@ class _Serving:
         svc = self.svc
         if svc._batching and (b := svc.trainer._batches.get(model_id)) is not None and b.weights is not None:
             return b.weights, "success"  # this process's own updates that are not committed yet (validated when made)
-        try: return await svc.resilience.call(svc.memory.load_weights, model_id), "success"
+        try: return await svc._guard.call(svc.memory.load_weights, model_id), "success"
         except WeightSchemaError:
             cur = await svc.memory.get_current_version(model_id)
             w = None
@@ -212,7 +215,7 @@ class _Releases:
     async def current(self, model_id: str): return await self.svc.memory.get_current_version(model_id)
     async def rollback(self, model_id: str, version: str | None = None) -> str | None:
         svc = self.svc; t0 = time.perf_counter()
-        v = await svc.resilience.call(svc.memory.rollback_weights, model_id, version)
+        v = await svc._guard.call(svc.memory.rollback_weights, model_id, version)
         svc.metrics.operation(svc.algorithm_name, "rollback", "success" if v else "no_target", time.perf_counter() - t0)
         return v
 
@@ -228,23 +231,22 @@ class ReinforcementLearningFactory:
         elif isinstance(settings, RLSettings): s = settings
         elif isinstance(settings, Mapping): s = RLSettings.from_dict(dict(settings))
         else: s = RLSettings.from_toml(settings)
-        known = {"memory", "connections", "redis_client", "sqlite_path", "kv_resilience", "vector_resilience", "registry", "seed"}
+        known = {"memory", "connection_manager", "connections", "kv_store", "vector_store", "redis_client", "sqlite_path",
+                 "kv_resilience", "vector_resilience", "registry", "seed"}
         bad = [k for k in kwargs if k not in known]
         if bad: raise TypeError(f"ReinforcementLearningFactory.create got unknown argument {bad[0]!r}.{did_you_mean(bad[0], known)}")
         seed = kwargs.get("seed")
         algo = make_algorithm(s.default_algorithm, s.algorithm_parameters if seed is None else s.algorithm_parameters.merge(seed=seed))
-        memory = kwargs.get("memory") or cls._memory(s, kwargs, seed)
+        if kwargs.get("memory") is not None:  # a ready memory: guarded by the service and trainer (one breaker)
+            memory = kwargs["memory"]; res = kwargs.get("kv_resilience") or ResilienceOrchestrator(s.resilience); guard = res
+        else:  # the dual-store provider: its own kv/vector guards, nothing around it
+            memory = build_memory(s.memory, s.resilience, connection_manager=kwargs.get("connection_manager", kwargs.get("connections")),
+                                  kv_store=kwargs.get("kv_store"), vector_store=kwargs.get("vector_store"), kv_resilience=kwargs.get("kv_resilience"),
+                                  vector_resilience=kwargs.get("vector_resilience"), redis_client=kwargs.get("redis_client"),
+                                  sqlite_path=kwargs.get("sqlite_path"), seed=seed)
+            res, guard = memory.kv_resilience, None
         metrics = RLMetrics(kwargs.get("registry"))
-        res = kwargs.get("kv_resilience") or kwargs.get("vector_resilience") or ResilienceOrchestrator(s.resilience)  # one store: one breaker
         extra = dict(commit_every=s.commit_every, commit_interval=s.commit_interval_seconds, group_commit=s.group_commit) if s.trainer_type == "online" else {}
         trainer = TRAINERS[s.trainer_type](lock_provider=lock_provider, gate=PromotionGate(s.promotion), metrics=metrics,
-                                           resilience=res, snapshot_every=s.snapshot_every, seed=seed, **extra)
+                                           resilience=guard, snapshot_every=s.snapshot_every, seed=seed, **extra)
         return ReinforcementLearningService(s, algo, memory, trainer, metrics, res, seed)
-
-    @staticmethod
-    def _memory(s: RLSettings, kw: dict, seed):
-        conn = (kw.get("connections") or {}).get(s.memory.kv_store_connection_name)
-        if s.memory.backend == "redis" or kw.get("redis_client") is not None or (conn is not None and not isinstance(conn, (str, os.PathLike))):
-            client = kw.get("redis_client") or (conn if conn is not None and not isinstance(conn, (str, os.PathLike)) else None)
-            return RedisRLMemory(s.memory, client=client, url=conn if isinstance(conn, str) and conn.startswith("redis") else None, seed=seed)
-        return SQLiteRLMemory(s.memory, path=kw.get("sqlite_path") or conn, seed=seed)

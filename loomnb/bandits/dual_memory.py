@@ -27,8 +27,9 @@ class _Guards:
     def __init__(self, kv, vector=None, kv_resilience: ResilienceOrchestrator | None = None,
                  vector_resilience: ResilienceOrchestrator | None = None, resilience: ResilienceSettings | dict | None = None):
         self.kv, self.vector = kv, vector
-        self.kv_resilience = kv_resilience or ResilienceOrchestrator(resilience)
-        self.vector_resilience = vector_resilience or (ResilienceOrchestrator(resilience) if vector is not None else self.kv_resilience)
+        self.kv_resilience = kv_resilience or ResilienceOrchestrator(resilience, name=f"KV store {kv.settings.kv_store_connection_name!r}")
+        self.vector_resilience = vector_resilience or (ResilienceOrchestrator(resilience, name=f"vector store {kv.settings.vector_store_connection_name!r}")
+                                                       if vector is not None else self.kv_resilience)
         self.guarded = True  # callers need no guard of their own
     @property
     def settings(self) -> RLMemorySettings: return self.kv.settings

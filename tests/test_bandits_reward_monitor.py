@@ -3,6 +3,8 @@ import asyncio, warnings
 import numpy as np
 import pytest
 from prometheus_client import CollectorRegistry
+from loomnb.bandits.service import ReinforcementLearningFactory
+from loomnb.bandits.algorithms import linear_problem, make_algorithm
 
 from loomnb.bandits.service import ReinforcementLearningFactory
 from loomnb.bandits.algorithms import linear_problem, make_algorithm

@@ -145,3 +145,16 @@ def test_unreachable_vector_store_names_connection(tmp_path):
         assert rl.memory.vector_resilience.retries_done == 1 and rl.memory.kv_resilience.breaker.state == "closed"
         await rl.memory.kv.close()
     asyncio.run(run())
+
+
+def test_batch_refuses_non_finite_state(combo):
+    "The batch trainer stores nothing for a nan context, on every combination."
+    name, ms = combo
+    async def run():
+        rl = make({"trainer_type": "batch", "memory": ms}, seed=0)
+        await rl.connect(background=False)
+        await rl.process_feedback("n", [1.0, 2.0], 0, 1.0)
+        with pytest.raises(ValueError, match="state_vector"): await rl.process_feedback("n", [1.0, float("nan")], 0, 1.0)
+        with pytest.raises(ValueError, match="next_state_vector"): await rl.process_feedback("n", [1.0, 2.0], 0, 1.0, [float("inf"), 0.0])
+        n = await rl.memory.count_experiences("n"); await rl.close(); return n
+    assert asyncio.run(run()) == 1

@@ -29,7 +29,12 @@ class RLMemorySettings(Config):
     vector_store_connection_name: str = "default" # Name of an injected connection for experiences (reference binding)
     weights_namespace: str = "loomnb:ai:rl:weights" # Key prefix isolating weights, versions and stats
     experience_collection_name: str = "loomnb_rl_experiences" # Key prefix / collection of experiences
-    sampling_mode: str = "uniform"              # "uniform" i.i.d. replay (default) or "prioritized" by |TD error|
+    sampling_mode: str = "uniform"              # "uniform" i.i.d. replay (default), "prioritized" by |TD error|, or "similarity" (nearest stored states to a query state; needs a vector store)
+    vector_backend: str = "none"                # Experiences in a vector store: "none" (in the KV store) or "qdrant"
+    qdrant_path: str = "loomnb_rl_qdrant"       # Qdrant local mode: directory the embedded vector store persists to
+    qdrant_url: str = ""                        # Qdrant server URL (e.g. "http://127.0.0.1:6333"); overrides `qdrant_path` when set
+    vector_distance: str = "euclid"             # Distance of similarity sampling: "euclid", "cosine" or "dot"
+    vector_dimension: int = 0                   # State length of the experience collection (0 = taken from the first experience or the existing collection)
     priority_alpha: float = 0.6                 # Prioritized: sampling probability proportional to (priority + eps)^alpha
     priority_eps: float = 1e-3                  # Prioritized: floor so no experience has zero probability
     max_experience_age_seconds: float = 0.0     # Experiences older than this are excluded from sampling (0 = no limit)
@@ -44,7 +49,9 @@ class RLMemorySettings(Config):
     sqlite_experience_index: bool = True        # SQLite: create the (model_id, ts) experiences index when it is missing (`count_experiences` and `max_experience_age_seconds` filters read only that model's recent rows); False creates none, saving one WAL page per feedback commit (~10% of a one-at-a-time feedback's CPU), and leaves an existing index alone: drop it explicitly (`DROP INDEX experiences_model_ts`) to get the saving on an existing database
 
     def validate(self):
-        self.check_choice("backend", ["sqlite", "redis"]); self.check_choice("sampling_mode", ["uniform", "prioritized"])
+        self.check_choice("backend", ["sqlite", "redis"]); self.check_choice("sampling_mode", ["uniform", "prioritized", "similarity"])
+        self.check_choice("vector_backend", ["none", "qdrant"]); self.check_choice("vector_distance", ["euclid", "cosine", "dot"])
+        self.check_range("vector_dimension", 0)
         self.check_range("priority_alpha", 0); self.check_range("priority_eps", 0, lo_open=True)
         self.check_range("max_experience_age_seconds", 0); self.check_range("max_weight_versions", 0)
         self.check_range("busy_timeout_ms", 0); self.check_range("cache_ttl_seconds", 0)

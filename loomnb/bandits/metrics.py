@@ -32,7 +32,8 @@ def _metric_family(registry):
         maxabs=Gauge("ai_rl_model_weight_max_abs", "Largest absolute learnable weight", ["model_id"], registry=reg),
         nparams=Gauge("ai_rl_model_parameter_count", "Number of learnable parameters", ["model_id"], registry=reg),
         promotions=Counter("ai_rl_model_promotions_total", "Offline training outcomes", ["model_id", "outcome"], registry=reg),
-        joins=Counter("ai_rl_model_rewards_joined_total", "Delayed rewards by join outcome", ["model_id", "outcome"], registry=reg))
+        joins=Counter("ai_rl_model_rewards_joined_total", "Delayed rewards by join outcome", ["model_id", "outcome"], registry=reg),
+        rollbacks=Counter("ai_rl_model_auto_rollbacks_total", "Automatic rollbacks by the post-deploy reward monitor", ["model_id", "reason"], registry=reg))
     _REGISTERED[id(reg)] = (reg, m)
     return m
 

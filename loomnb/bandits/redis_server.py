@@ -14,14 +14,17 @@ __all__ = ['RedisServer', 'in_ci', 'redis_server_or_skip']
 # %% ../../nbs/92c_bandits.redis_server.ipynb #c048
 class RedisServer:
     "A private redis-server on a free 127.0.0.1 port, started and stopped by the caller."
-    def __init__(self, binary: str="redis-server"): # Name or path of the server executable
-        self.binary, self.proc, self.port, self._dir = binary, None, None, None
+    def __init__(self, binary: str="redis-server", # Name or path of the server executable
+                 durable: bool=False): # Append-only file fsynced on every write: `pause` + `resume` keep every acknowledged write
+        self.binary, self.durable, self.proc, self.port, self._dir = binary, durable, None, None, None
     def start(self, timeout: float=10.0) -> "RedisServer":
         exe = shutil.which(self.binary)
         if exe is None: raise FileNotFoundError(f"`{self.binary}` not found: install the Debian package redis-server")
-        with socket.socket() as s: s.bind(("127.0.0.1", 0)); self.port = s.getsockname()[1]
-        self._dir = tempfile.mkdtemp(prefix="loomnb-redis-")
-        self.proc = subprocess.Popen([exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+        if self.port is None:
+            with socket.socket() as s: s.bind(("127.0.0.1", 0)); self.port = s.getsockname()[1]
+        if self._dir is None: self._dir = tempfile.mkdtemp(prefix="loomnb-redis-")
+        aof = ["--appendonly", "yes", "--appendfsync", "always"] if self.durable else ["--appendonly", "no"]
+        self.proc = subprocess.Popen([exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *aof,
                                       "--dir", self._dir, "--protected-mode", "yes"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         t0 = time.time()
         while time.time() - t0 < timeout:
@@ -34,6 +37,14 @@ class RedisServer:
         self.stop(); raise TimeoutError(f"redis-server did not answer on port {self.port} within {timeout}s")
     @property
     def url(self) -> str: return f"redis://127.0.0.1:{self.port}/0"
+    def pause(self) -> None:
+        "Kill the server (SIGKILL, as a crash) keeping its port and directory; `resume` starts it again there."
+        if self.proc is not None and self.proc.poll() is None: self.proc.kill(); self.proc.wait(5)
+        self.proc = None
+    def resume(self, timeout: float=10.0) -> "RedisServer":
+        "Start the server again on the same port (with its append-only file when `durable`)."
+        if self.port is None: raise RuntimeError("RedisServer.resume: the server was never started")
+        return self.start(timeout)
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
@@ -41,6 +52,7 @@ class RedisServer:
             except Exception: self.proc.kill(); self.proc.wait(5)
         self.proc = None
         if self._dir: shutil.rmtree(self._dir, ignore_errors=True); self._dir = None
+        self.port = None
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.stop()
 

@@ -42,14 +42,15 @@ class ResilienceOrchestrator:
     "Retry transient errors with exponential backoff, behind a circuit breaker."
     def __init__(self, settings: ResilienceSettings | dict | None = None, # Retry and breaker settings
                  retry_on: tuple | None = None, # Exception types treated as transient (default: connection/timeouts/locks)
-                 clock: Callable[[], float]=time.monotonic, sleep: Callable=asyncio.sleep):
+                 clock: Callable[[], float]=time.monotonic, sleep: Callable=asyncio.sleep,
+                 name: str="storage"): # What it guards, named in errors (e.g. "KV store 'default'")
         self.settings = settings if isinstance(settings, ResilienceSettings) else ResilienceSettings.from_dict(settings or {})
         self.retry_on = retry_on or _transient_errors()
         self.breaker = CircuitBreaker(self.settings.failure_threshold, self.settings.reset_timeout, clock)
-        self.sleep, self.retries_done = sleep, 0
+        self.sleep, self.retries_done, self.name = sleep, 0, name
     async def call(self, fn: Callable, *args, **kwargs):
         "Await `fn(*args, **kwargs)` with retries; CircuitOpenError while the breaker is open."
-        if not self.breaker.allow(): raise CircuitOpenError(f"storage circuit open after {self.breaker.failures} failures; retrying in <= {self.settings.reset_timeout}s")
+        if not self.breaker.allow(): raise CircuitOpenError(f"{self.name} circuit open after {self.breaker.failures} failures; retrying in <= {self.settings.reset_timeout}s")
         s = self.settings
         for attempt in range(s.retries + 1):
             try: out = await fn(*args, **kwargs)

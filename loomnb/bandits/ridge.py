@@ -14,7 +14,8 @@ from .base import BaseBandit, F64
 
 # %% auto #0
 __all__ = ['ridge_scores_ref', 'ridge_scores_kernel', 'sherman_morrison_ref', 'sherman_morrison_kernel', 'ridge_update_kernel',
-           'linucb_select_kernel', 'ridge_rows_finite', 'LinUCBBandit', 'LinearThompsonBandit']
+           'linucb_select_kernel', 'ridge_rows_finite', 'LinUCBBandit', 'LinearThompsonBandit',
+           'RidgeEpsilonGreedyBandit']
 
 # %% ../../nbs/90c_bandits.ridge.ipynb #c020
 def ridge_scores_ref(theta, A_inv, x, acts, ridge=1.0):
@@ -217,3 +218,22 @@ class LinearThompsonBandit(_RidgeBandit):
         p = self._probs(mu, sd, first=i)
         return int(acts[i]), {"algorithm": self.name, "exploration_triggered": bool(mu[i] < mu.max()),
                               "propensity": float(p[i]), "scores": s}
+
+# %% ../../nbs/90c_bandits.ridge.ipynb #c026c
+class RidgeEpsilonGreedyBandit(_RidgeBandit):
+    "Epsilon-greedy on per-action ridge regression estimates."
+    name = "ridge_epsilon_greedy"
+    def scores(self, w, x, acts): return self._mu_var(w, x, acts)[0]
+    def _probs(self, mu):
+        eps = self.params.exploration_rate; best = mu >= mu.max() - 1e-12 * max(1.0, abs(mu.max()))
+        return eps / mu.size + (1 - eps) * best / best.sum()
+    def action_probabilities(self, weights, state_vector, available_actions):
+        w, x, acts = self._inputs(weights, state_vector, available_actions)
+        return self._probs(self.scores(w, x, acts))
+    def predict_sync(self, weights, state_vector, available_actions):
+        w, x, acts = self._inputs(weights, state_vector, available_actions)
+        mu = self.scores(w, x, acts); g, _ = self._tie_argmax(mu); eps = self.params.exploration_rate
+        explore = eps > 0 and self.rng.random() < eps
+        i = int(self.rng.integers(acts.size)) if explore else g; p = self._probs(mu)
+        return int(acts[i]), {"algorithm": self.name, "exploration_triggered": bool(explore and p[i] < p.max()),
+                              "propensity": float(p[i]), "scores": mu}

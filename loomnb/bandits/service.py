@@ -15,10 +15,13 @@ from .algorithms import make_algorithm
 from .memory import NormalizationState
 from .sqlite_memory import SQLiteRLMemory
 from .redis_memory import RedisRLMemory
+from .dual_memory import DualStoreMemory, build_memory
 from .versioning import PromotionGate
 from .settings import ResilienceSettings, RLSettings
 from .resilience import CircuitOpenError, CircuitBreaker, ResilienceOrchestrator
 from .metrics import RLMetrics
+from .tracing import RLTracer
+from .reward_monitor import PostDeployRewardMonitor, RollbackRecord
 from .trainers import (TRAINERS, LockingProtocol, AsyncioLockProvider, RedisLockProvider,
                                      RLTrainingStrategy, OnlineTrainer, BatchTrainer, PendingDecision,
                                      DelayedRewardJoiner, SharedRewardJoiner, finite_reward, check_id, maybe_await)
@@ -43,14 +46,43 @@ class _StateNormalization:
         if ns.count % 100 == 0: await self.memory.save_norm_stats(model_id, ns.to_dict())
 
 
+# %% ../../nbs/94_bandits.service.ipynb #c043b
+class _Observed:
+    "Traces and the post-deploy reward monitor of the service (a base of `ReinforcementLearningService`)."
+    async def _traced(self, op: str, model_id: str, fn, **attrs):
+        "`await fn()` inside an `rl.<op>` span with model_id, algorithm and version (directly when tracing is inactive)."
+        if not self.tracer.active: return await fn()
+        version = await self.memory.get_current_version(model_id)
+        with self.tracer.span(op, model_id, self.algorithm_name, version, **attrs) as span:
+            out = await fn()
+            span.set_attribute("rl.result", repr(out[0] if op == "get_action" else out)[:64])
+            return out
+    async def _anchor(self, model_id: str):
+        "A promotion happened: the monitor anchors its baseline at it."
+        if self.monitor is None: return
+        self.monitor.anchor(model_id, await self.memory.get_current_version(model_id), await self.memory.get_previous_version(model_id))
+    async def _watch_reward(self, model_id: str, reward: float):
+        "Feed the monitor; on an alarm roll back to the previous version, record why and count it."
+        w = self.monitor.observe(model_id, reward)
+        if w is None: return
+        restored = await self.releases.rollback(model_id, w.previous, reason="reward_drop")
+        rec = self.monitor.record(model_id, w, restored)
+        self.metrics.child("rollbacks", model_id, "reward_drop").inc()
+        warnings.warn(f"post-deploy reward monitor: model {model_id!r} rolled back {rec.from_version} -> {rec.to_version}: {rec.reason}",
+                      RuntimeWarning, stacklevel=2)
+
 # %% ../../nbs/94_bandits.service.ipynb #c033
-class ReinforcementLearningService(_StateNormalization):
+class ReinforcementLearningService(_StateNormalization, _Observed):
     "Lifecycle owner and composition root of the decision engine (serving, training and releases planes)."
     def __init__(self, settings: RLSettings, algorithm, memory, trainer, metrics: RLMetrics | None = None,
-                 resilience: ResilienceOrchestrator | None = None, seed: int | None = None):
+                 resilience: ResilienceOrchestrator | None = None, seed: int | None = None, tracer: RLTracer | None = None):
         self.settings, self.algorithm, self.memory, self.trainer = settings, algorithm, memory, trainer
         self.metrics = metrics or RLMetrics()
         self.resilience = resilience or ResilienceOrchestrator(settings.resilience)
+        self.tracer = tracer or RLTracer()  # OpenTelemetry spans when a tracer provider is configured
+        self.monitor = PostDeployRewardMonitor(settings.monitor) if settings.monitor.enabled else None
+        # a guarded memory (the dual-store provider) retries and breaks per store itself: no second guard around it
+        self._guard = ResilienceOrchestrator(dict(retries=0, failure_threshold=10**9)) if getattr(memory, "guarded", False) else self.resilience
         self.joiner = (SharedRewardJoiner(memory, settings.reward_wait_seconds) if settings.pending_store == "memory"
                        else DelayedRewardJoiner(settings.reward_wait_seconds, settings.max_pending_decisions))
         self.rng = np.random.default_rng(seed); self._flusher = None; self._norm: dict[str, NormalizationState] = {}
@@ -59,7 +91,7 @@ class ReinforcementLearningService(_StateNormalization):
         self.memory.validator = lambda w: self.algorithm.validate_weights(w, copy=False)  # decoded arrays are read-only already
     async def connect(self, background: bool=True) -> None:
         "Connect the memory; start the delayed-reward flusher when `background`."
-        await self.resilience.call(self.memory.connect)
+        await self._guard.call(self.memory.connect)
         if background and self._flusher is None and (self.settings.reward_wait_seconds > 0 or self._batching):
             self._flusher = asyncio.create_task(self._flush_loop())
     @property
@@ -92,7 +124,9 @@ class ReinforcementLearningService(_StateNormalization):
                          available_actions, # Action indices valid for this request
                         ) -> tuple[int, dict]: # Chosen action and metadata (exploration_triggered, propensity, decision_id, ...)
         "Choose an action for `model_id` in context `state_vector` among `available_actions`."
-        return await self.serving.get_action(check_id("model_id", model_id), state_vector, available_actions)
+        check_id("model_id", model_id)
+        if not self.tracer.active: return await self.serving.get_action(model_id, state_vector, available_actions)
+        return await self._traced("get_action", model_id, lambda: self.serving.get_action(model_id, state_vector, available_actions))
     async def process_feedback(self,
                                model_id: str, # The learning context
                                state_vector, # Context the action was chosen in
@@ -108,8 +142,9 @@ class ReinforcementLearningService(_StateNormalization):
         if available_actions is not None and not isinstance(action_index, bool) and action_index not in [int(a) for a in available_actions]:
             raise ValueError(f"`action_index`={action_index!r} was not offered: `available_actions` is {[int(a) for a in available_actions]}")
         if decision_id is not None: await maybe_await(self.joiner.discard(decision_id))
-        return await self.training.process_feedback(model_id, state_vector, action_index, reward, next_state_vector,
+        fb = lambda: self.training.process_feedback(model_id, state_vector, action_index, reward, next_state_vector,
                                                     propensity=propensity, available_actions=available_actions)
+        return await (self._traced("process_feedback", model_id, fb, action=int(action_index), reward=reward) if self.tracer.active else fb())
     async def record_reward(self,
                             decision_id: str, # `metadata["decision_id"]` from get_action
                             reward: float, # The reward that arrived
@@ -121,7 +156,8 @@ class ReinforcementLearningService(_StateNormalization):
                                        batch_size: int=32, # Experiences to sample (a `holdout_fraction` of them scores the gate)
                                       ) -> bool: # True when new weights were promoted (saved and snapshotted)
         "Replay a sampled batch into a candidate, gate it, and save + snapshot it if promoted."
-        return await self.training.trigger_offline_training(check_id("model_id", model_id), batch_size)
+        check_id("model_id", model_id)
+        return await self._traced("train_offline", model_id, lambda: self.training.trigger_offline_training(model_id, batch_size), batch_size=batch_size)
     async def weight_health(self, model_id: str):
         "Health snapshot of the model's active weights."
         return self.algorithm.weight_health(await self.memory.load_weights(model_id) or {})
@@ -133,7 +169,7 @@ class _Serving:
         svc = self.svc
         if svc._batching and (b := svc.trainer._batches.get(model_id)) is not None and b.weights is not None:
             return b.weights, "success"  # this process's own updates that are not committed yet (validated when made)
-        try: return await svc.resilience.call(svc.memory.load_weights, model_id), "success"
+        try: return await svc._guard.call(svc.memory.load_weights, model_id), "success"
         except WeightSchemaError:
             cur = await svc.memory.get_current_version(model_id)
             w = None
@@ -178,6 +214,7 @@ class _Training:
         except Exception:
             svc.metrics.operation(name, "update", "failure", time.perf_counter() - t0); raise
         svc.metrics.updated(name, model_id, float(reward), time.perf_counter() - t0)
+        if svc.monitor is not None: await svc._watch_reward(model_id, float(reward))
         return td
     async def _apply(self, d: PendingDecision, reward: float, outcome: str):
         self.svc.metrics.child("joins", d.model_id, outcome).inc()
@@ -204,17 +241,30 @@ class _Training:
         try: ok = await svc.trainer.train_offline(model_id, svc.algorithm, svc.memory, int(batch_size))
         except Exception: svc.metrics.operation(name, "train_offline", "failure", time.perf_counter() - t0); raise
         svc.metrics.operation(name, "train_offline", "promoted" if ok else "not_promoted", time.perf_counter() - t0)
+        if ok: await svc._anchor(model_id)
         return ok
 
 class _Releases:
     def __init__(self, svc): self.svc = svc
     async def list_versions(self, model_id: str): return await self.svc.memory.list_weight_versions(model_id)
     async def current(self, model_id: str): return await self.svc.memory.get_current_version(model_id)
-    async def rollback(self, model_id: str, version: str | None = None) -> str | None:
+    async def rollback(self, model_id: str, version: str | None = None, reason: str = "manual") -> str | None:
+        "Restore `version` (default: previous) as the active weights; returns it, or None when there is no target."
         svc = self.svc; t0 = time.perf_counter()
-        v = await svc.resilience.call(svc.memory.rollback_weights, model_id, version)
-        svc.metrics.operation(svc.algorithm_name, "rollback", "success" if v else "no_target", time.perf_counter() - t0)
-        return v
+        async def do():
+            v = await svc._guard.call(svc.memory.rollback_weights, model_id, version)
+            svc.metrics.operation(svc.algorithm_name, "rollback", "success" if v else "no_target", time.perf_counter() - t0)
+            return v
+        return await svc._traced("rollback", model_id, do, reason=reason, target=version)
+    async def promote(self, model_id: str, weights, metadata: dict | None = None) -> str | None:
+        "Make `weights` (validated) the active weights and a new current version; the reward monitor watches it from here."
+        svc = self.svc; t0 = time.perf_counter(); w = svc.algorithm.validate_weights(weights)
+        async def do():
+            await svc._guard.call(svc.memory.save_weights, model_id, w)
+            v = await svc._guard.call(svc.memory.snapshot_weights, model_id, w, {"promoted": "manual", **(metadata or {})})
+            svc.metrics.operation(svc.algorithm_name, "promote", "success", time.perf_counter() - t0)
+            await svc._anchor(model_id); return v
+        return await svc._traced("promote", model_id, do)
 
 # %% ../../nbs/94_bandits.service.ipynb #c045
 class ReinforcementLearningFactory:
@@ -228,23 +278,22 @@ class ReinforcementLearningFactory:
         elif isinstance(settings, RLSettings): s = settings
         elif isinstance(settings, Mapping): s = RLSettings.from_dict(dict(settings))
         else: s = RLSettings.from_toml(settings)
-        known = {"memory", "connections", "redis_client", "sqlite_path", "kv_resilience", "vector_resilience", "registry", "seed"}
+        known = {"memory", "connection_manager", "connections", "kv_store", "vector_store", "redis_client", "sqlite_path",
+                 "kv_resilience", "vector_resilience", "registry", "seed", "tracer_provider"}
         bad = [k for k in kwargs if k not in known]
         if bad: raise TypeError(f"ReinforcementLearningFactory.create got unknown argument {bad[0]!r}.{did_you_mean(bad[0], known)}")
         seed = kwargs.get("seed")
         algo = make_algorithm(s.default_algorithm, s.algorithm_parameters if seed is None else s.algorithm_parameters.merge(seed=seed))
-        memory = kwargs.get("memory") or cls._memory(s, kwargs, seed)
+        if kwargs.get("memory") is not None:  # a ready memory: guarded by the service and trainer (one breaker)
+            memory = kwargs["memory"]; res = kwargs.get("kv_resilience") or ResilienceOrchestrator(s.resilience); guard = res
+        else:  # the dual-store provider: its own kv/vector guards, nothing around it
+            memory = build_memory(s.memory, s.resilience, connection_manager=kwargs.get("connection_manager", kwargs.get("connections")),
+                                  kv_store=kwargs.get("kv_store"), vector_store=kwargs.get("vector_store"), kv_resilience=kwargs.get("kv_resilience"),
+                                  vector_resilience=kwargs.get("vector_resilience"), redis_client=kwargs.get("redis_client"),
+                                  sqlite_path=kwargs.get("sqlite_path"), seed=seed)
+            res, guard = memory.kv_resilience, None
         metrics = RLMetrics(kwargs.get("registry"))
-        res = kwargs.get("kv_resilience") or kwargs.get("vector_resilience") or ResilienceOrchestrator(s.resilience)  # one store: one breaker
         extra = dict(commit_every=s.commit_every, commit_interval=s.commit_interval_seconds, group_commit=s.group_commit) if s.trainer_type == "online" else {}
         trainer = TRAINERS[s.trainer_type](lock_provider=lock_provider, gate=PromotionGate(s.promotion), metrics=metrics,
-                                           resilience=res, snapshot_every=s.snapshot_every, seed=seed, **extra)
-        return ReinforcementLearningService(s, algo, memory, trainer, metrics, res, seed)
-
-    @staticmethod
-    def _memory(s: RLSettings, kw: dict, seed):
-        conn = (kw.get("connections") or {}).get(s.memory.kv_store_connection_name)
-        if s.memory.backend == "redis" or kw.get("redis_client") is not None or (conn is not None and not isinstance(conn, (str, os.PathLike))):
-            client = kw.get("redis_client") or (conn if conn is not None and not isinstance(conn, (str, os.PathLike)) else None)
-            return RedisRLMemory(s.memory, client=client, url=conn if isinstance(conn, str) and conn.startswith("redis") else None, seed=seed)
-        return SQLiteRLMemory(s.memory, path=kw.get("sqlite_path") or conn, seed=seed)
+                                           resilience=guard, snapshot_every=s.snapshot_every, seed=seed, **extra)
+        return ReinforcementLearningService(s, algo, memory, trainer, metrics, res, seed, RLTracer(kwargs.get("tracer_provider")))

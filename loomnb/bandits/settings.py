@@ -14,6 +14,7 @@ from ..core import Config, ConfigError
 from .algorithms import AlgorithmParameters, ALGORITHMS, RECOMMENDED_ALGORITHM
 from .memory import RLMemorySettings
 from .versioning import PromotionGateSettings
+from .reward_monitor import RewardMonitorSettings
 
 # %% auto #0
 __all__ = ['ResilienceSettings', 'RLSettings']
@@ -32,7 +33,7 @@ class ResilienceSettings(Config):
         self.check_range("failure_threshold", 1); self.check_range("reset_timeout", 0)
 
 _SUBTABLES = {"algorithm_parameters": AlgorithmParameters, "memory": RLMemorySettings,
-              "promotion": PromotionGateSettings, "resilience": ResilienceSettings}
+              "promotion": PromotionGateSettings, "resilience": ResilienceSettings, "monitor": RewardMonitorSettings}
 
 @dataclass
 class RLSettings(Config):
@@ -44,6 +45,7 @@ class RLSettings(Config):
     memory: RLMemorySettings = field(default_factory=RLMemorySettings) # Persistence
     promotion: PromotionGateSettings = field(default_factory=PromotionGateSettings) # Pre-promote gate
     resilience: ResilienceSettings = field(default_factory=ResilienceSettings) # Retries and circuit breaker
+    monitor: RewardMonitorSettings = field(default_factory=RewardMonitorSettings) # Post-deploy reward monitor (automatic rollback)
     reward_wait_seconds: float = 0.0             # > 0 turns on delayed rewards: how long a decision waits for record_reward
     default_reward: float = 0.0                  # Reward applied to decisions whose reward never arrives
     max_pending_decisions: int = 100_000         # Cap of decisions awaiting a reward in this process (oldest get the default reward; pending_store="process")

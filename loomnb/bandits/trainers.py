@@ -353,6 +353,8 @@ class BatchTrainer(_OfflineMixin, _TrainerBase):
     async def process_experience(self, model_id, algorithm, memory, state_vector, action_index, reward,
                                  next_state_vector=None, propensity=None, available_actions=None) -> float:
         "Store the experience for later replay; returns nan (no TD error is computed)."
+        state_vector = as_state(state_vector)  # a nan/inf or empty context is refused here, not found at training time
+        if next_state_vector is not None: next_state_vector = as_state(next_state_vector, "next_state_vector")
         await self.resilience.call(memory.store_experience, model_id, state_vector, int(action_index), float(reward),
                                    next_state_vector, propensity=propensity, available_actions=available_actions)
         return math.nan

@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/algos.impala.html.md"""
 
 # %% ../../nbs/51_algos.impala.ipynb #c002
 from __future__ import annotations
-import copy, os, queue, time, traceback, weakref
+import copy, os, queue, time, traceback, warnings, weakref
 from dataclasses import dataclass
 import numpy as np
 import torch
@@ -27,7 +27,7 @@ __all__ = ['ImpalaConfig', 'impala_actor', 'stack_trajectories', 'impala_loss', 
 @dataclass
 class ImpalaConfig(Config):
     "IMPALA hyperparameters (actor-learner layout, V-trace clips, loss weights)."
-    n_actors: int = 2                # Actor processes
+    n_actors: int = 2                # Actors (processes, or Ray actors with backend="ray")
     n_envs: int = 8                  # Envs per actor (and of the learner's own env, used for spaces and predict)
     unroll_length: int = 32          # Steps per trajectory (T)
     batch_trajectories: int = 2      # Trajectories per learner step (B)
@@ -45,6 +45,13 @@ class ImpalaConfig(Config):
     queue_size: int = 4              # Trajectories that may wait in the queue (bounds the policy lag)
     actor_timeout_s: float = 120.0   # The learner raises if no trajectory arrives for this long
     learner_threads: int = 1         # torch threads of the learner while actors run (0: leave as is); restored on close
+    backend: str = "mp"              # "mp": local processes; "ray": Ray actors (pip install "loomnb[ray]"), see algos.impala_ray
+    ray_address: str | None = None   # Ray: host:port, ray://host:port or "auto"; None: RAY_ADDRESS, else a local instance
+    ray_connect_timeout_s: float = 10.0  # Ray: the address must answer within this long
+    ray_actor_cpus: float = 1.0      # Ray: CPUs each actor declares (fractions allowed)
+    ray_resources: dict | None = None  # Ray: custom resources each actor declares, e.g. {"rollout": 1} (pins to such nodes)
+    ray_inflight: int = 2            # Ray: unroll calls queued per actor (back-pressure; bounds the policy lag)
+    ray_max_restarts: int = 3        # Ray: restarts of an actor that dies (-1: always); its lost unrolls are counted
 
     def validate(self):
         for k in ("n_actors", "n_envs", "unroll_length", "batch_trajectories", "queue_size"): self.check_range(k, 1)
@@ -52,6 +59,12 @@ class ImpalaConfig(Config):
         self.check_range("gamma", 0, 1)
         for k in ("rho_bar", "c_bar", "max_grad_norm", "adam_eps", "actor_timeout_s"): self.check_range(k, 0, None, lo_open=True)
         for k in ("vf_coef", "ent_coef", "learner_threads"): self.check_range(k, 0)
+        self.check_choice("backend", ("mp", "ray"))
+        self.check_range("ray_inflight", 1); self.check_range("ray_max_restarts", -1)
+        for k in ("ray_connect_timeout_s", "ray_actor_cpus"): self.check_range(k, 0, None, lo_open=True)
+        if self.backend == "ray":
+            from loomnb.train.cluster import require_ray
+            require_ray("ImpalaConfig(backend='ray')")
 
     @property
     def steps_per_update(self) -> int: return self.batch_trajectories * self.unroll_length * self.n_envs
@@ -164,7 +177,7 @@ def impala_loss(policy: torch.nn.Module, # Learner policy (rlox interface)
     return loss, {"train/policy_loss": float(pg_loss), "train/value_loss": float(v_loss), "train/entropy": float(ent_m),
                   "train/rho_mean": float(rho.mean()), "train/rho_clipfrac": float((rho > cfg.rho_bar).float().mean())}
 
-# %% ../../nbs/51_algos.impala.ipynb #c021
+# %% ../../nbs/51_algos.impala.ipynb #c021a
 def _shutdown(procs, stop, q):
     stop.set()
     t_end = time.monotonic() + 5
@@ -175,29 +188,43 @@ def _shutdown(procs, stop, q):
         if p.is_alive(): p.kill()
         p.join(2)
 
+# %% ../../nbs/51_algos.impala.ipynb #c021
 class _ImpalaActors:
     "The actor processes of `IMPALA`: start, stop, and the queue they fill (a base of it)."
     def _start(self):
         "Spawn the actors (no-op when running)."
-        if self._procs: return
+        if self._procs or self._pool: return
         c, ctx = self.config, mp.get_context("spawn")
+        self._restarts = getattr(self, "_restarts", -1) + 1
+        seeds = [rank_seed(self.seed, 1 + i + 1000 * self._restarts) for i in range(c.n_actors)]  # fresh streams on every (re)start
+        self._threads = torch.get_num_threads()
+        if c.backend == "ray":
+            from loomnb.algos.impala_ray import RayTrajectories
+            self._pool = RayTrajectories(self.policy, self.env.spec.id, seeds, c, _collect_unroll)
+            if c.learner_threads: torch.set_num_threads(c.learner_threads)
+            return
+        if c.n_actors > (os.cpu_count() or 1):
+            warnings.warn(f"n_actors={c.n_actors} actor processes and the learner share {os.cpu_count()} CPU(s): they "
+                          "will take turns (fewer actors, or backend='ray' with more machines, scale better)", stacklevel=3)
         self._shared = copy.deepcopy(self.policy).cpu().share_memory()
         self._ver, self._lock = ctx.Value("l", self.version), ctx.Lock()
         self._q, self._stop = ctx.Queue(maxsize=c.queue_size), ctx.Event()
-        self._restarts = getattr(self, "_restarts", -1) + 1
-        for i in range(c.n_actors):
-            s = rank_seed(self.seed, 1 + i + 1000 * self._restarts)  # fresh streams on every (re)start
+        for i, s in enumerate(seeds):
             p = ctx.Process(target=impala_actor, daemon=True, name=f"impala-actor-{i}",
                             args=(i, self.env.spec.id, s, c.n_envs, c.unroll_length, self._shared, self._ver, self._lock,
                                   self._q, self._stop, os.getpid(), self.fail_after))
             p.start(); self._procs.append(p)
         self._finalizer = weakref.finalize(self, _shutdown, self._procs, self._stop, self._q)
-        self._threads = torch.get_num_threads()
         if c.learner_threads: torch.set_num_threads(c.learner_threads)  # actors + learner share the cores
 
     def close(self):
-        "Stop the actor processes (and restore the learner's torch threads)."
+        "Stop the actors (and restore the learner's torch threads)."
+        if self._pool: self._pool.close(); self._pool = None; torch.set_num_threads(self._threads)
         if self._procs: self._finalizer(); self._procs = []; self._pending = []; torch.set_num_threads(self._threads)
+
+    def actor_pids(self) -> list[int]:
+        "The actors' process ids (on their nodes, with `backend='ray'`); [] when they are not running."
+        return self._pool.pids() if self._pool else [p.pid for p in self._procs]
 
     def start(self, wait: bool = True, # Block until the first trajectory has arrived
              ):
@@ -206,9 +233,15 @@ class _ImpalaActors:
         if wait and not self._pending: self._pending.append(self._get())
         return self
 
+# %% ../../nbs/51_algos.impala.ipynb #c021b
+class _ImpalaTrajectories:
+    "Where `IMPALA` takes its next trajectory from: the actor queue or the Ray actors (a base of it)."
     def _get(self) -> dict:
         "Next trajectory from the queue; raises when an actor failed, died or went silent."
         if self._pending: return self._pending.pop(0)
+        if self._pool:
+            try: return self._pool.get(self.config.actor_timeout_s)
+            except RuntimeError: self.close(); raise
         deadline = time.monotonic() + self.config.actor_timeout_s
         while True:
             try: item = self._q.get(timeout=0.5)
@@ -235,8 +268,9 @@ class _ImpalaLearning:
             state.global_step += tr["rewards"].size
             state.add_episodes(tr["ep_returns"], tr["ep_lengths"])
         lag = float(np.mean([self.version - tr["version"] for tr in self._batch]))
+        faults = self._pool.stats() if self._pool else {}
         if state.global_step >= state.total_timesteps: self.close()  # budget reached: the Trainer stops after this update
-        return {"time/queue_wait": time.perf_counter() - t0, "impala/policy_lag": lag}
+        return {"time/queue_wait": time.perf_counter() - t0, "impala/policy_lag": lag, **faults}
 
     def update(self, state: TrainState) -> dict:
         "One V-trace gradient step on the collected batch, then publish the parameters to the actors."
@@ -247,6 +281,7 @@ class _ImpalaLearning:
         self.optimizer.zero_grad(set_to_none=True); loss.backward()
         gn = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), c.max_grad_norm)
         self.optimizer.step(); state.n_updates += 1; self.version += 1
+        if self._pool: self._pool.publish(self.policy, self.version)
         if self._procs:
             with self._lock:
                 for d, s in zip(self._shared.parameters(), self.policy.parameters()): d.data.copy_(s.data)
@@ -254,7 +289,7 @@ class _ImpalaLearning:
         return {**st, "train/grad_norm": float(gn), "train/lr": lr, "time/update": time.perf_counter() - t0}
 
 # %% ../../nbs/51_algos.impala.ipynb #c024
-class IMPALA(_ImpalaActors, _ImpalaLearning, Algorithm):
+class IMPALA(_ImpalaActors, _ImpalaTrajectories, _ImpalaLearning, Algorithm):
     "IMPALA: spawned actor processes, a queue of trajectories, a V-trace learner with shared-memory parameters."
     config_cls = ImpalaConfig
     action_spaces = ("Discrete", "Box")
@@ -272,6 +307,7 @@ class IMPALA(_ImpalaActors, _ImpalaLearning, Algorithm):
         self.policy = policy.to(self.device)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=c.learning_rate, eps=c.adam_eps)
         self.seed, self.version, self._procs, self._batch, self._pending, self.fail_after = 0, 0, [], [], [], -1
+        self._pool = None  # the Ray actors (backend='ray')
 
     def seed_rng(self, seed: int): self.seed = int(seed)
 
@@ -291,6 +327,7 @@ class IMPALA(_ImpalaActors, _ImpalaLearning, Algorithm):
     def load_state_dict(self, d: dict):
         self.policy.load_state_dict(d["policy"]); self.optimizer.load_state_dict(d["optimizer"])
         self.version, self.seed = int(d["version"]), int(d.get("seed", self.seed))
+        if self._pool: self._pool.publish(self.policy, self.version)
         if self._procs:
             with self._lock:
                 self._shared.load_state_dict(self.policy.state_dict()); self._ver.value = self.version

@@ -69,6 +69,10 @@ def _add_run(sub):
     p.add_argument("--metric", help="final metric for the report")
     p.add_argument("--registry", help="run registry database (default $LOOMNB_REGISTRY or runs/registry.sqlite)")
     p.add_argument("--log-output", action="store_true", dest="log_output", help="stream the notebooks' output")
+    p.add_argument("--backend", choices=("local", "ray"), default="local", help="local: --workers notebooks in parallel here; ray: one Ray task per run")
+    p.add_argument("--ray-address", dest="ray_address", help="Ray cluster (host:port or auto; default $RAY_ADDRESS, else a local instance)")
+    p.add_argument("--task-cpus", type=float, default=1, dest="task_cpus", help="Ray: CPUs each run declares")
+    p.add_argument("--task-gpus", type=float, default=0, dest="task_gpus", help="Ray: GPUs each run declares")
 
 def _add_runs(sub):
     p = sub.add_parser("runs", help="list and inspect recorded runs"); p.add_argument("--registry")
@@ -159,7 +163,8 @@ def cmd_run(a) -> int:
     res = run_sweep(a.notebook, params, grid=a.grid, seeds=a.seeds, out_dir=a.out_dir, workers=a.workers,
                     resume=not a.no_resume, registry=RunRegistry(a.registry),
                     formats=("csv", "parquet") if a.parquet else ("csv",), metric=a.metric, log_output=a.log_output,
-                    report_notebook=not a.no_report_notebook)
+                    report_notebook=not a.no_report_notebook, backend=a.backend, ray_address=a.ray_address,
+                    task_cpus=a.task_cpus, task_gpus=a.task_gpus)
     print(sweep_summary(res, a.metric))
     print(f"runs:    loomnb runs{'' if a.registry is None else ' --registry ' + a.registry} list\nresults: {Path(a.out_dir)/'results.csv'}\nreport:  {Path(a.out_dir)/'report.html'}"
           + ("" if a.no_report_notebook else f"\nreport notebook: {Path(a.out_dir)/'report.ipynb'}"))

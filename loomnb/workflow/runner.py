@@ -16,8 +16,8 @@ from .kernels import kernel_arguments
 
 # %% auto #0
 __all__ = ['TIMING_KEYS', 'parse_value', 'parse_seeds', 'parse_grid', 'expand_grid', 'notebook_parameters', 'check_parameters',
-           'run_key', 'run_name', 'run_notebook', 'deterministic_metrics', 'rerun', 'sweep_summary', 'run_sweep',
-           'report_sections', 'write_report', 'write_report_notebook']
+           'run_key', 'run_name', 'begin_run', 'execute_run', 'finish_run', 'run_notebook', 'deterministic_metrics',
+           'rerun', 'sweep_summary', 'run_sweep', 'report_sections', 'write_report', 'write_report_notebook']
 
 # %% ../../nbs/81_workflow.runner.ipynb #c005
 def parse_value(s):
@@ -106,6 +106,42 @@ def _pm_traceback(e) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
 # %% ../../nbs/81_workflow.runner.ipynb #c014
+def begin_run(notebook, params: dict, out_dir, registry: RunRegistry, parent_id: str | None=None) -> dict:
+    "Check the parameters, make the run's folder and record it as started; the record `run_notebook` fills."
+    known = check_parameters(notebook, params)
+    key = run_key(notebook, params); rdir = (Path(out_dir)/run_name(params, key)).resolve(); rdir.mkdir(parents=True, exist_ok=True)
+    for f in ("metrics.json", "lineage.json"): (rdir/f).unlink(missing_ok=True)
+    inject = {**params, **({"out_dir": str(rdir)} if "out_dir" in known and "out_dir" not in params else {})}
+    rid = registry.start(params=params, seed=params.get("seed"), notebook=str(notebook), key=key, kind="notebook",
+                         output_dir=rdir, algo=params.get("algo"), env=params.get("env"), parent_id=parent_id)
+    for stale in registry.find(key=key, status="running"):  # left "running" by a crash or an interrupted sweep
+        if stale["id"] != rid: registry.fail(stale["id"], f"did not finish (crash or interrupt); rerun as {rid}")
+    return dict(run_id=rid, key=key, out_dir=str(rdir), params=params, inject=inject, metrics=None, error=None)
+
+def execute_run(notebook, out_dir, inject: dict, kernel_name: str | None=None, log_output: bool=False) -> dict:
+    "Execute one papermill run into `out_dir` (no registry): {status, error, metrics, lineage}. A Ray task runs this."
+    import papermill as pm
+    os.environ.setdefault("LOOMNB_PROGRESS", "0")   # the kernels inherit it: no progress bars in run notebooks
+    try: pm.execute_notebook(str(notebook), str(Path(out_dir)/"output.ipynb"), parameters=inject, kernel_name=kernel_name,
+                             progress_bar=False, log_output=log_output, extra_arguments=kernel_arguments())
+    except KeyboardInterrupt: raise
+    except Exception as e: return dict(status="failed", error=_pm_traceback(e), metrics=None, lineage=None)
+    return dict(status="completed", error=None, metrics=_read_json(Path(out_dir)/"metrics.json") or {},
+                lineage=_read_json(Path(out_dir)/"lineage.json") or {})
+
+def finish_run(rec: dict, out: dict, registry: RunRegistry) -> dict:
+    "Record `execute_run`'s outcome `out` for the run `rec` (from `begin_run`); returns the run's record."
+    rec = {k: v for k, v in rec.items() if k != "inject"}
+    if out["status"] != "completed":
+        rec.update(status="failed", error=out["error"]); registry.fail(rec["run_id"], out["error"]); return rec
+    metrics, lin, rdir = out["metrics"], out["lineage"], Path(rec["out_dir"])
+    ck = lin.get("checkpoint"); ck = (rdir/ck) if ck and not Path(ck).is_absolute() else ck
+    registry.finish(rec["run_id"], metrics=metrics, checkpoint=ck if ck and Path(ck).exists() else None,
+                    config=lin.get("config"), env=lin.get("env"), **({"algo": lin["algo"]} if lin.get("algo") else {}))
+    rec.update(status="completed", metrics=metrics); return rec
+
+
+# %% ../../nbs/81_workflow.runner.ipynb #c014a
 def run_notebook(notebook, # Run notebook with a `parameters` cell
                  params: dict, # Parameters injected by papermill (`out_dir` is added when the notebook has it)
                  out_dir="runs/sweep", # Parent folder; the run writes into out_dir/<run_name>
@@ -115,30 +151,12 @@ def run_notebook(notebook, # Run notebook with a `parameters` cell
                  log_output: bool=False, # Stream the notebook's output
                 ) -> dict:
     "Execute one run with papermill and record it; returns {run_id, status, key, out_dir, metrics, error}."
-    import papermill as pm
     registry = registry if registry is not None else RunRegistry()
-    known = check_parameters(notebook, params)
-    key = run_key(notebook, params); rdir = (Path(out_dir)/run_name(params, key)).resolve(); rdir.mkdir(parents=True, exist_ok=True)
-    for f in ("metrics.json", "lineage.json"): (rdir/f).unlink(missing_ok=True)
-    inject = {**params, **({"out_dir": str(rdir)} if "out_dir" in known and "out_dir" not in params else {})}
-    rid = registry.start(params=params, seed=params.get("seed"), notebook=str(notebook), key=key, kind="notebook",
-                         output_dir=rdir, algo=params.get("algo"), env=params.get("env"), parent_id=parent_id)
-    for stale in registry.find(key=key, status="running"):  # left "running" by a crash or an interrupted sweep
-        if stale["id"] != rid: registry.fail(stale["id"], f"did not finish (crash or interrupt); rerun as {rid}")
-    rec = dict(run_id=rid, key=key, out_dir=str(rdir), params=params, metrics=None, error=None)
-    try:
-        os.environ.setdefault("LOOMNB_PROGRESS", "0")   # the kernels inherit it: no progress bars in run notebooks
-        pm.execute_notebook(str(notebook), str(rdir/"output.ipynb"), parameters=inject, kernel_name=kernel_name,
-                            progress_bar=False, log_output=log_output, extra_arguments=kernel_arguments())
+    rec = begin_run(notebook, params, out_dir, registry, parent_id)
+    try: out = execute_run(notebook, rec["out_dir"], rec["inject"], kernel_name, log_output)
     except KeyboardInterrupt:
-        registry.fail(rid, "KeyboardInterrupt: the sweep was interrupted"); raise
-    except Exception as e:
-        rec.update(status="failed", error=_pm_traceback(e)); registry.fail(rid, rec["error"]); return rec
-    metrics = _read_json(rdir/"metrics.json") or {}; lin = _read_json(rdir/"lineage.json") or {}
-    ck = lin.get("checkpoint"); ck = (rdir/ck) if ck and not Path(ck).is_absolute() else ck
-    registry.finish(rid, metrics=metrics, checkpoint=ck if ck and Path(ck).exists() else None,
-                    config=lin.get("config"), env=lin.get("env"), **({"algo": lin["algo"]} if lin.get("algo") else {}))
-    rec.update(status="completed", metrics=metrics); return rec
+        registry.fail(rec["run_id"], "KeyboardInterrupt: the sweep was interrupted"); raise
+    return finish_run(rec, out, registry)
 
 # %% ../../nbs/81_workflow.runner.ipynb #c019
 TIMING_KEYS = ("time/", "sps", "time_elapsed", "duration")
@@ -234,6 +252,32 @@ def sweep_summary(results, # DataFrame from run_sweep
     return "\n".join([head, f"  {'configuration':<{w}}  {metric} (mean over seeds, n)"] +
                      [f"  {lab:<{w}}  {v.mean():.4g} (n={len(v)})" for lab, v in rows])
 
+# %% ../../nbs/81_workflow.runner.ipynb #c023a
+def _ray_sweep(notebook, todo: list, out_dir, registry, kernel_name, log_output, address, cpus: float, gpus: float, progress: bool) -> list:
+    "Each run of `todo` as a Ray task (`cpus`/`gpus` each); the driver records them in `registry` as they finish."
+    from loomnb.train.cluster import ray_connect, check_ray_resources
+    ray = ray_connect(address)
+    check_ray_resources(1, cpus, {"GPU": gpus} if gpus else None, what="task_cpus")
+    task = ray.remote(execute_run).options(num_cpus=cpus, num_gpus=gpus, max_retries=0)
+    begun = [begin_run(notebook, p, out_dir, registry) for p in todo]
+    refs = {task.remote(str(Path(notebook).resolve()), r["out_dir"], r["inject"], kernel_name, log_output): i for i, r in enumerate(begun)}
+    done, t0 = [None] * len(begun), time.perf_counter()
+    try:
+        while refs:
+            ready, _ = ray.wait(list(refs), num_returns=1)
+            i = refs.pop(ready[0])
+            try: out = ray.get(ready[0])
+            except ray.exceptions.RayError as e:  # the worker process or its node died: a failure, recorded as such
+                out = dict(status="failed", error=f"Ray task of this run failed: {type(e).__name__}: {e}", metrics=None, lineage=None)
+            done[i] = finish_run(begun[i], out, registry)
+            if progress: print(f"[{len(begun) - len(refs)}/{len(begun)}] {done[i]['run_id']} {begun[i]['params']}: "
+                               f"{out['status']} after {time.perf_counter() - t0:.1f} s", flush=True)
+    except KeyboardInterrupt:
+        for ref, i in refs.items():
+            ray.cancel(ref, force=True); registry.fail(begun[i]["run_id"], "KeyboardInterrupt: the sweep was interrupted")
+        raise
+    return done
+
 # %% ../../nbs/81_workflow.runner.ipynb #c023
 def run_sweep(notebook, # Run notebook with a `parameters` cell
               params: dict | None=None, # Fixed parameters for every run
@@ -251,9 +295,14 @@ def run_sweep(notebook, # Run notebook with a `parameters` cell
               curve_metric: str="rollout/ep_return", # Curve column for the report's learning curves
               log_output: bool=False, # Stream notebook output
               progress: bool=True, # Print one line as each run starts and ends
+              backend: str="local", # "local": a pool of `workers` threads here; "ray": one Ray task per run
+              ray_address: str | None=None, # Ray cluster (host:port, "auto"; None: RAY_ADDRESS or a local instance)
+              task_cpus: float=1, # Ray: CPUs each run declares (the cluster runs as many at once as fit)
+              task_gpus: float=0, # Ray: GPUs each run declares
              ):
     "Execute every (grid point, seed) of `notebook`, resuming completed runs; returns the results DataFrame."
     if workers < 1: raise ValueError(f"run_sweep: `workers` must be >= 1, got {workers}")
+    if backend not in ("local", "ray"): raise ValueError(f"run_sweep: `backend` must be 'local' or 'ray', got {backend!r}.{did_you_mean(backend, ('local', 'ray'))}")
     out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
     registry = registry if registry is not None else RunRegistry()
     grid = parse_grid(grid); runs = expand_grid(params, grid, seeds)
@@ -265,9 +314,11 @@ def run_sweep(notebook, # Run notebook with a `parameters` cell
         if done:
             d = done[-1]; recs.append(dict(run_id=d["id"], key=key, out_dir=d["output_dir"], params=p, metrics=d["metrics"], status="completed", skipped=True))
         else: todo.append(p)
-    print(f"run_sweep: {len(runs)} runs, {len(runs) - len(todo)} already completed, {len(todo)} to run with {workers} worker(s)")
+    print(f"run_sweep: {len(runs)} runs, {len(runs) - len(todo)} already completed, {len(todo)} to run "
+          + (f"as Ray tasks ({task_cpus} CPU each)" if backend == "ray" else f"with {workers} worker(s)"))
     job = _progress_job(lambda p: run_notebook(notebook, p, out_dir, registry, kernel_name, log_output=log_output), todo, grid, progress)
-    if workers == 1: new = [job(p) for p in todo]
+    if backend == "ray": new = _ray_sweep(notebook, todo, out_dir, registry, kernel_name, log_output, ray_address, task_cpus, task_gpus, progress) if todo else []
+    elif workers == 1: new = [job(p) for p in todo]
     else:
         with ThreadPoolExecutor(workers) as ex: new = list(ex.map(job, todo))
     recs += [{**r, "skipped": False} for r in new]

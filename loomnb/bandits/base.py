@@ -39,23 +39,9 @@ class AlgorithmParameters(Config):
         self.check_range("ridge", 0, lo_open=True); self.check_range("posterior_scale", 0)
         self.check_range("temperature", 0, lo_open=True); self.check_range("propensity_draws", 1)
 
-# %% ../../nbs/90a_bandits.base.ipynb #c009
-class BaseBandit:
-    "Shared plumbing of the stateless bandits; subclasses define the maths."
-    name: str = "base"
-    schema: dict = {}
-    learnable: tuple = ()
-    max_weight_bytes: int = 2**31  # refuse to build weights larger than this (an absurd action index or context length)
-    def __init__(self, params: AlgorithmParameters | dict | None = None, # Hyperparameters
-                 **kwargs): # Overrides of individual `AlgorithmParameters` fields
-        p = params if isinstance(params, AlgorithmParameters) else AlgorithmParameters.from_dict(params or {})
-        self.params = p.merge(kwargs) if kwargs else p
-        self.rng = np.random.default_rng(self.params.seed)
-        self._last_list, self._last_acts = None, None  # validated copy of the last `available_actions` list
-
-    # ---- weights ------------------------------------------------------------------------------------------
-    def initial_weights(self, dim: int, n_actions: int) -> dict: raise NotImplementedError
-    def _grow(self, w: dict, n_actions: int) -> dict: raise NotImplementedError
+# %% ../../nbs/90a_bandits.base.ipynb #c009a
+class _BanditWeightChecks:
+    "Mixin of `BaseBandit`: growing, validating and health-checking the weights an algorithm keeps."
     def ensure(self, weights, x: np.ndarray, n_needed: int) -> dict:
         "Weights ready for context `x` and action indices < `n_needed` (a grown copy when needed; input untouched)."
         cold = not weights or self.learnable[0] not in weights
@@ -99,41 +85,10 @@ class BaseBandit:
         return health_of(*(weights[k] for k in self.learnable))
 
     # ---- decisions ----------------------------------------------------------------------------------------
-    def scores(self, w: dict, x: np.ndarray, acts: np.ndarray) -> np.ndarray: raise NotImplementedError
-    def expected_rewards(self, w: dict, x: np.ndarray, acts: np.ndarray) -> np.ndarray: raise NotImplementedError
-    def action_probabilities(self, weights, state_vector, available_actions) -> np.ndarray:
-        "Probability of each of `available_actions` under this policy."
-        raise NotImplementedError
 
-    def _tie_argmax(self, s: np.ndarray) -> tuple[int, int]:
-        "Index of a maximum of `s` (random among ties) and the number of ties."
-        i = int(np.argmax(s)); m = s[i]
-        tie = s >= m - 1e-12 * max(1.0, abs(m))
-        n = int(np.count_nonzero(tie))
-        if n == 1: return i, 1
-        return int(np.flatnonzero(tie)[self.rng.integers(n)]), n
-
-    def _inputs(self, weights, state_vector, available_actions):
-        x = as_state(state_vector)
-        if type(available_actions) is list and available_actions == self._last_list:  # same catalogue as last request
-            acts, top = self._last_acts
-        else:
-            acts = as_actions(available_actions); top = int(acts.max()) + 1
-            self._check_size(x, top)
-            if type(available_actions) is list: self._last_list, self._last_acts = list(available_actions), (acts, top)
-        return self._scoring_weights(weights, x, top), x, acts
-    def _scoring_weights(self, weights, x, top):
-        "Weights to score actions < `top` with (grown copy by default; ridge models score unseen actions from the prior)."
-        return self.ensure(weights, x, top)
-
-    def predict_sync(self, weights, state_vector, available_actions) -> tuple[int, dict]:
-        "Synchronous `predict`."
-        raise NotImplementedError
-
-    def update_sync(self, weights, state_vector, action_index, reward, next_state_vector=None) -> tuple[dict, float]:
-        "Synchronous `update`."
-        raise NotImplementedError
-
+# %% ../../nbs/90a_bandits.base.ipynb #c009b
+class _BanditUpdates:
+    "Mixin of `BaseBandit`: batched updates, the shared update checks, and offline evaluation."
     def update_many_sync(self,
                          weights, # Weights before the first feedback ({} or None on cold start); never modified
                          feedbacks, # Sequence of (state_vector, action_index, reward, next_state_vector), applied in order
@@ -187,5 +142,57 @@ class BaseBandit:
             w = self.ensure(weights, x, a + 1)
             err += (float(t.reward) - float(self.expected_rewards(w, x, np.array([a]))[0])) ** 2
         return -err / len(transitions)
+
+# %% ../../nbs/90a_bandits.base.ipynb #c009
+class BaseBandit(_BanditWeightChecks, _BanditUpdates):
+    "Shared plumbing of the stateless bandits; subclasses define the maths."
+    name: str = "base"
+    schema: dict = {}
+    learnable: tuple = ()
+    max_weight_bytes: int = 2**31  # refuse to build weights larger than this (an absurd action index or context length)
+    def __init__(self, params: AlgorithmParameters | dict | None = None, # Hyperparameters
+                 **kwargs): # Overrides of individual `AlgorithmParameters` fields
+        p = params if isinstance(params, AlgorithmParameters) else AlgorithmParameters.from_dict(params or {})
+        self.params = p.merge(kwargs) if kwargs else p
+        self.rng = np.random.default_rng(self.params.seed)
+        self._last_list, self._last_acts = None, None  # validated copy of the last `available_actions` list
+
+    # ---- weights ------------------------------------------------------------------------------------------
+    def initial_weights(self, dim: int, n_actions: int) -> dict: raise NotImplementedError
+    def _grow(self, w: dict, n_actions: int) -> dict: raise NotImplementedError
+    def scores(self, w: dict, x: np.ndarray, acts: np.ndarray) -> np.ndarray: raise NotImplementedError
+    def expected_rewards(self, w: dict, x: np.ndarray, acts: np.ndarray) -> np.ndarray: raise NotImplementedError
+    def action_probabilities(self, weights, state_vector, available_actions) -> np.ndarray:
+        "Probability of each of `available_actions` under this policy."
+        raise NotImplementedError
+
+    def _tie_argmax(self, s: np.ndarray) -> tuple[int, int]:
+        "Index of a maximum of `s` (random among ties) and the number of ties."
+        i = int(np.argmax(s)); m = s[i]
+        tie = s >= m - 1e-12 * max(1.0, abs(m))
+        n = int(np.count_nonzero(tie))
+        if n == 1: return i, 1
+        return int(np.flatnonzero(tie)[self.rng.integers(n)]), n
+
+    def _inputs(self, weights, state_vector, available_actions):
+        x = as_state(state_vector)
+        if type(available_actions) is list and available_actions == self._last_list:  # same catalogue as last request
+            acts, top = self._last_acts
+        else:
+            acts = as_actions(available_actions); top = int(acts.max()) + 1
+            self._check_size(x, top)
+            if type(available_actions) is list: self._last_list, self._last_acts = list(available_actions), (acts, top)
+        return self._scoring_weights(weights, x, top), x, acts
+    def _scoring_weights(self, weights, x, top):
+        "Weights to score actions < `top` with (grown copy by default; ridge models score unseen actions from the prior)."
+        return self.ensure(weights, x, top)
+
+    def predict_sync(self, weights, state_vector, available_actions) -> tuple[int, dict]:
+        "Synchronous `predict`."
+        raise NotImplementedError
+
+    def update_sync(self, weights, state_vector, action_index, reward, next_state_vector=None) -> tuple[dict, float]:
+        "Synchronous `update`."
+        raise NotImplementedError
 
     def __repr__(self): return f"{type(self).__name__}({self.params})"

@@ -21,7 +21,7 @@ from .session import check_threads, run_session, run_summary
 from .nonfinite import NonFiniteError, FiniteEnv, first_nonfinite, nan_guard_snapshot, nan_guard_restore
 from .state import TrainState, CancelFitException, Callback, CALLBACK_EVENTS, overrides_event
 from .registry import ALGORITHMS, register_algorithm, get_algorithm, algorithms_supporting
-
+from .resume import TrainerCheckpoints
 
 # %% auto #0
 __all__ = ['set_data_parallel', 'data_parallel_setup', 'TrainResult', 'Algorithm', 'resolve_config', 'Trainer']
@@ -288,81 +288,8 @@ class _TrainerLoop:
         return {k: v for k, v in m.items() if "loss" not in k} | {"train/nan_skipped": len(self.nan_skips)}
 
 
-# %% ../../nbs/38_train.learner.ipynb #422cc163
-class _TrainerCheckpoints:
-    "Checkpoints, one file with everything a run needs to continue exactly (a base of `Trainer`)."
-    def save(self, path, # Where to write the checkpoint (parent folders are created)
-             ) -> Path:
-        "Write a checkpoint that `Trainer.from_checkpoint` resumes exactly."
-        from loomnb import __version__
-        bad = first_nonfinite(self.algo)
-        if bad: raise NonFiniteError(f"Trainer.save: {bad} at step {self.state.global_step}; {str(path)!r} was not written")
-        rng = {"torch": torch.get_rng_state(),
-               "cuda": [torch.cuda.get_rng_state(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []}
-        ck = {"format": CHECKPOINT_FORMAT, "format_version": CHECKPOINT_VERSION, "loomnb_version": __version__,
-              "algo": self.algo.name, "config": self.config.to_dict(), "seed": self.seed,
-              "env": env_record(self.env), "algo_state": to_safe(self.algo.state_dict()),
-              "train_state": self.state.state_dict(), "rng": rng}
-        ck["digest"] = checkpoint_digest(ck)
-        p = Path(path)
-        try:
-            with atomic_write(p) as f: torch.save(ck, f)
-        except (OSError, RuntimeError) as e:   # full disk, file-size limit, I/O error: atomic_write leaves the previous file untouched
-            raise CheckpointError(f"Trainer.save: writing {str(p)!r} failed ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); "
-                                  f"the previous checkpoint at that path, if any, is unchanged") from e
-        return p
-
-    @classmethod
-    def from_checkpoint(cls, path, # Checkpoint written by `save`
-                         env=None, # Env id or VecEnv to restore into (default: the saved id)
-                         callbacks=(), # Callbacks of the resumed run
-                         logger=None, # Logger of the resumed run
-                         device="auto", # Torch device
-                         policy=None, # Your policy module, when the run used a custom one
-                         map_location="cpu", # Where tensors are loaded
-                         algorithm: str | type | None=None, # Expected algorithm name (checked, as in the rlox guide), or the
-                                                            # class to restore into (a subclass such as `PPOTrainer`)
-                         dataset=None, # Offline algorithms: the dataset to continue training on
-                         **init_kwargs, # The algorithm class's own keywords (e.g. the LLM algorithms' `model=`, `tokenizer=`)
-                        ) -> "Trainer":
-        "Restore a trainer saved with `save`, ready to continue with `train`."
-        ck = load_checkpoint(path, map_location)
-        want = algorithm.name if isinstance(algorithm, type) else algorithm
-        if want is not None and str(want).lower() != ck["algo"]:
-            raise CheckpointError(f"{str(path)!r} holds a {ck['algo']!r} run, not {want!r}")
-        e = ck["env"]
-        if isinstance(env, str) and e.get("id") and env != e["id"]:
-            raise CheckpointError(f"{str(path)!r} was trained on {e['id']!r}, not {env!r}")
-        try: algo_cls = algorithm if isinstance(algorithm, type) else get_algorithm(ck["algo"])
-        except ValueError as err: raise CheckpointError(f"{str(path)!r}: {err}") from None
-        if getattr(algo_cls, "make_env", None) is not None and (env is None or isinstance(env, str)):
-            env = e.get("id") if env is None else env   # its own env, made again by `make_env` from the id and the saved config
-        elif env is None or isinstance(env, str):
-            if not e.get("id"): raise CheckpointError(f"{str(path)!r} was saved from an env without an id: pass `env=`")
-            try: env = env_from_record(e, ck.get("seed", 0))
-            except (ValueError, TypeError, KeyError) as err:
-                raise CheckpointError(f"{str(path)!r}: cannot make its env {e.get('id')!r} again: {err}") from None
-        self = cls(algo_cls, env, seed=ck.get("seed", 0), config=algo_cls.config_cls.from_dict(ck["config"]),
-                   callbacks=callbacks, logger=logger, device=device, n_envs=None, policy=policy, dataset=dataset,
-                   **init_kwargs)
-        sp = getattr(self.env, "spec", None)
-        if e.get("hash") is not None and getattr(sp, "hash", None) != e["hash"]:
-            raise CheckpointError(f"{str(path)!r} was saved on {e.get('id')!r} with spec hash {e['hash']}, but the env "
-                                  f"{getattr(sp, 'id', self.env)!r} has hash {getattr(sp, 'hash', None)} (different version or kwargs)")
-        try:
-            algo_state = from_safe(ck["algo_state"])
-            restore_env(self.env, e, algo_state)
-            self.algo.load_state_dict(algo_state)
-        except (KeyError, RuntimeError, ValueError, TypeError, AttributeError, IndexError) as err:
-            raise CheckpointError(f"{str(path)!r} does not fit this {ck['algo']} setup: {type(err).__name__}: {err}") from None
-        self.state.load_state_dict(ck["train_state"])
-        torch.set_rng_state(ck["rng"]["torch"])
-        for i, st in enumerate(ck["rng"].get("cuda", [])[:torch.cuda.device_count()]): torch.cuda.set_rng_state(st, i)
-        return self
-
-
 # %% ../../nbs/38_train.learner.ipynb #c027
-class Trainer(_TrainerLoop, _TrainerCheckpoints):
+class Trainer(_TrainerLoop, TrainerCheckpoints):
     "Train any registered algorithm on a vector env, with callbacks, logging and exact-resume checkpoints."
     tuned = torch_threads = None   # what `train.tuned` set (its record); torch threads while training (None: the default)
     def __init__(self, algo=None, # Registered algorithm name or an `Algorithm` subclass

@@ -288,43 +288,9 @@ class _TrainerLoop:
         return {k: v for k, v in m.items() if "loss" not in k} | {"train/nan_skipped": len(self.nan_skips)}
 
 
-# %% ../../nbs/38_train.learner.ipynb #c027
-class Trainer(_TrainerLoop, TrainerCheckpoints):
-    "Train any registered algorithm on a vector env, with callbacks, logging and exact-resume checkpoints."
-    tuned = torch_threads = None   # what `train.tuned` set (its record); torch threads while training (None: the default)
-    def __init__(self, algo=None, # Registered algorithm name or an `Algorithm` subclass
-                 env=None, # Env id or a VecEnv (offline algorithms: default the dataset's env id)
-                 seed: int=0, # Seed for every RNG of the run
-                 config: dict | Config | None=None, # Overrides of the algorithm's config (or a config instance)
-                 callbacks=(), # `Callback` instances
-                 logger=None, # Logger, logger spec, or None
-                 device="auto", # Torch device: auto, cpu, cuda, ...
-                 n_envs: int | None=None, # Number of env copies (overrides config n_envs)
-                 policy=None, # Custom policy module (on-policy algorithms)
-                 nan_guard: bool=False, # Skip (and report) an update that makes a loss, gradient or parameter NaN/inf, instead of stopping
-                 log_interval: int | None=None, # Iterations between logger calls (None: the config's run option, else 1)
-                 dataset=None, # Offline algorithms: an OfflineDatasetBuffer or a dataset path
-                 tuned: bool | None=None, # rl-zoo3's settings for this env (`train.tuned`); None: when no config is given
-                 torch_threads: int | None=None, # Torch threads while training (None: `train.session.default_torch_threads()`)
-                 algorithm=None, # The same as `algo` (the experiment file's and the CLI's name: `algorithm`, `--algorithm`)
-                 **overrides, # Config fields given directly (`Trainer("mappo", env=..., n_agents=3)`), over `config`'s
-                ):
-        if algorithm is not None:
-            if algo is not None: raise ConfigError(f"Trainer: pass the algorithm once, as `algo` or `algorithm` (got {algo!r} and {algorithm!r})")
-            algo = algorithm
-        if algo is None: raise ConfigError("Trainer needs an algorithm, e.g. Trainer('ppo', env='CartPole-v1') or Trainer(algorithm='ppo', env=...)")
-        cls = algo if isinstance(algo, type) else get_algorithm(algo)
-        extra = {k: overrides.pop(k) for k in _init_extras(cls) if k in overrides}   # the class's own keywords (e.g. `model=`)
-        if overrides:   # the same as putting them in `config` (so rl-zoo3's table is then off, as with any config)
-            config = config.merge(overrides) if isinstance(config, Config) else {**(config or {}), **overrides}
-        dataset, env = _offline_inputs(cls, dataset, env)
-        (config, self.tuned), self.torch_threads = tuned_overrides(cls, env, config, n_envs, tuned), check_threads(torch_threads)
-        cfg, self.seed = resolve_config(cls, config, n_envs), seed
-        self.config, self.env, self.device = _prepare(cls, env, cfg, seed, device)
-        self._finite_env = FiniteEnv(self.env)   # what the algorithm steps: observations and rewards are checked
-        algo = cls(self._finite_env, self.config, device=self.device, policy=policy, **extra, **({} if dataset is None else {"dataset": dataset}))
-        self._adopt(algo, seed, callbacks, logger, log_interval, nan_guard)
-
+# %% ../../nbs/38_train.learner.ipynb #c027a
+class _TrainerSetup:
+    "Mixin of `Trainer`: adopting an algorithm built on its own, the callbacks and the logger."
     @classmethod
     def from_algorithm(cls, algo: Algorithm, # An algorithm instance (e.g. `PPO(env_id="CartPole-v1")`)
                        seed: int=0, # Seed of the algorithm's own generator (`seed_rng`)
@@ -371,6 +337,43 @@ class Trainer(_TrainerLoop, TrainerCheckpoints):
         from loomnb.train.loggers import make_logger
         return make_logger(logger)
 
+# %% ../../nbs/38_train.learner.ipynb #c027
+class Trainer(_TrainerSetup, _TrainerLoop, TrainerCheckpoints):
+    "Train any registered algorithm on a vector env, with callbacks, logging and exact-resume checkpoints."
+    tuned = torch_threads = None   # what `train.tuned` set (its record); torch threads while training (None: the default)
+    def __init__(self, algo=None, # Registered algorithm name or an `Algorithm` subclass
+                 env=None, # Env id or a VecEnv (offline algorithms: default the dataset's env id)
+                 seed: int=0, # Seed for every RNG of the run
+                 config: dict | Config | None=None, # Overrides of the algorithm's config (or a config instance)
+                 callbacks=(), # `Callback` instances
+                 logger=None, # Logger, logger spec, or None
+                 device="auto", # Torch device: auto, cpu, cuda, ...
+                 n_envs: int | None=None, # Number of env copies (overrides config n_envs)
+                 policy=None, # Custom policy module (on-policy algorithms)
+                 nan_guard: bool=False, # Skip (and report) an update that makes a loss, gradient or parameter NaN/inf, instead of stopping
+                 log_interval: int | None=None, # Iterations between logger calls (None: the config's run option, else 1)
+                 dataset=None, # Offline algorithms: an OfflineDatasetBuffer or a dataset path
+                 tuned: bool | None=None, # rl-zoo3's settings for this env (`train.tuned`); None: when no config is given
+                 torch_threads: int | None=None, # Torch threads while training (None: `train.session.default_torch_threads()`)
+                 algorithm=None, # The same as `algo` (the experiment file's and the CLI's name: `algorithm`, `--algorithm`)
+                 **overrides, # Config fields given directly (`Trainer("mappo", env=..., n_agents=3)`), over `config`'s
+                ):
+        if algorithm is not None:
+            if algo is not None: raise ConfigError(f"Trainer: pass the algorithm once, as `algo` or `algorithm` (got {algo!r} and {algorithm!r})")
+            algo = algorithm
+        if algo is None: raise ConfigError("Trainer needs an algorithm, e.g. Trainer('ppo', env='CartPole-v1') or Trainer(algorithm='ppo', env=...)")
+        cls = algo if isinstance(algo, type) else get_algorithm(algo)
+        extra = {k: overrides.pop(k) for k in _init_extras(cls) if k in overrides}   # the class's own keywords (e.g. `model=`)
+        if overrides:   # the same as putting them in `config` (so rl-zoo3's table is then off, as with any config)
+            config = config.merge(overrides) if isinstance(config, Config) else {**(config or {}), **overrides}
+        dataset, env = _offline_inputs(cls, dataset, env)
+        (config, self.tuned), self.torch_threads = tuned_overrides(cls, env, config, n_envs, tuned), check_threads(torch_threads)
+        cfg, self.seed = resolve_config(cls, config, n_envs), seed
+        self.config, self.env, self.device = _prepare(cls, env, cfg, seed, device)
+        self._finite_env = FiniteEnv(self.env)   # what the algorithm steps: observations and rewards are checked
+        algo = cls(self._finite_env, self.config, device=self.device, policy=policy, **extra, **({} if dataset is None else {"dataset": dataset}))
+        self._adopt(algo, seed, callbacks, logger, log_interval, nan_guard)
+
     def close(self):
         "Close the logger and the env."
         if self.logger is not None: self.logger.close()
@@ -394,5 +397,3 @@ class Trainer(_TrainerLoop, TrainerCheckpoints):
         if callable(norm): batch = np.asarray(norm(batch), np.float32)
         a = self.algo.predict(batch, deterministic)
         return a[0] if single else a
-
-

@@ -30,9 +30,19 @@ def skip_flags(cfg) -> list:
     flags = cfg.tst_flags.split() if isinstance(cfg.tst_flags, str) else list(cfg.tst_flags)
     return flags + (["fastpath"] if os.environ.get("LOOMNB_FAST") == "0" else [])
 
+def _algorithm_registry():
+    """The algorithm registry and a copy of it: a notebook's exported cells register the classes they define, and the
+    workers run many notebooks, so each notebook is given back the package's registry (a later `get_algorithm` then
+    finds the package's classes, not an earlier notebook's copies)."""
+    try:
+        from loomnb.train import registry
+        return registry.ALGORITHMS, dict(registry.ALGORITHMS)
+    except Exception: return None, None
+
 def execute_nb(src: Path, dest: Path, flags: list, basepath: Path, cell_timeout: int = 600):
     "Run `src` as `nbdev-test` would and write the executed notebook to `dest`; returns (ok, seconds)"
     if str(basepath) not in sys.path: sys.path.insert(0, str(basepath))
+    algos, saved = _algorithm_registry()
     prev = os.environ.get("IN_TEST")
     os.environ["IN_TEST"] = "1"
     t0 = time.time()
@@ -51,6 +61,7 @@ def execute_nb(src: Path, dest: Path, flags: list, basepath: Path, cell_timeout:
         write_nb(nb, dest)
         return True, time.time() - t0
     finally:
+        if algos is not None: algos.clear(); algos.update(saved)
         if prev is None: os.environ.pop("IN_TEST", None)
         else: os.environ["IN_TEST"] = prev
 

@@ -107,7 +107,12 @@ def run_loomnb(algo, path, seed, steps, ep, hidden):
 
 def make_d3rlpy_venv(venv: Path) -> Path:
     py = venv / "bin" / "python"
-    if py.exists() and subprocess.run([str(py), "-c", "import d3rlpy, gymnasium; assert gymnasium.__version__ == '1.0.0'"], capture_output=True).returncode == 0:
+    if py.exists() and subprocess.run([str(py), "-c", "import d3rlpy, gymnasium, numpy, h5py; assert gymnasium.__version__ == '1.0.0'"], capture_output=True).returncode == 0:
+        return py
+    if py.exists():   # made before (d3rlpy installed) but the shared packages are not visible: rewrite the .pth below
+        site = subprocess.run([str(py), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True, text=True, check=True).stdout.strip()
+        shared = [p for p in sys.path if p.rstrip("/").endswith("site-packages")]
+        Path(site, "zz_loomnb_shared.pth").write_text("".join(p + "\n" for p in shared))
         return py
     base = getattr(sys, "_base_executable", sys.executable)
     subprocess.run([base, "-m", "venv", str(venv)], check=True)
@@ -115,8 +120,8 @@ def make_d3rlpy_venv(venv: Path) -> Path:
             "marshmallow", "typing-inspect", "mypy-extensions", "scikit-learn", "joblib", "threadpoolctl", "narwhals"]
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", *pkgs], check=True)
     site = subprocess.run([str(py), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True, text=True, check=True).stdout.strip()
-    import site as _site
-    Path(site, "zz_loomnb_shared.pth").write_text(_site.getsitepackages()[0] + "\n")   # torch, numpy, h5py... after the venv's own
+    shared = [p for p in sys.path if p.rstrip("/").endswith("site-packages")]   # this interpreter's (a venv layered on another: all of them)
+    Path(site, "zz_loomnb_shared.pth").write_text("".join(p + "\n" for p in shared))   # torch, numpy, h5py... after the venv's own
     return py
 
 

@@ -32,6 +32,15 @@ from loomnb.llm.dpo import DPO, OnlineDPO, math_preference_pairs
 MAX_NEW = 4  # up to 3 answer digits and eos (--max-digits 2; max_digits + 2 in general)
 DIGITS = (1, 2)  # (min_digits, max_digits) of the operands, set by --min-digits/--max-digits
 
+def peak_rss_mb() -> float:
+    "Peak RSS (MB) of this process image: VmHWM (getrusage's ru_maxrss survives exec, so a child of a big parent reports the parent's)."
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"): return int(line.split()[1]) / 1024
+    except OSError: pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
 def tasks(seed):
     "Training, validation and held-out test problems (test disjoint from the others; fixed across seeds)."
     lo, hi = DIGITS
@@ -92,7 +101,7 @@ def run_algo(a, seed, algo, path):
         extra = {"pairs": len(pairs), "pair_sampling_s": pair_s}
     return {"algo": algo, "seed": seed, "curve": curve, "train_s": train_s, "train_cpu_s": cpu_s, "completions": comps,
             "optimizer_steps": opt_steps, "completions_per_s": comps / train_s, "steps_per_s": opt_steps / train_s,
-            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **extra}
+            "rss_mb": peak_rss_mb(), **extra}
 
 def pack_bench(reps=7):
     "Process CPU time of one GRPO update (128 completions, minibatches of 32) on padded vs packed rows, interleaved, min of `reps`."

@@ -79,6 +79,15 @@ def math_reward(answer: int, completion: str) -> float:
     found = _NUM.findall(completion)
     return 1.0 if found and float(found[-1]) == answer else 0.0
 
+def peak_rss_mb() -> float:
+    "Peak RSS (MB) of this process image: VmHWM (getrusage's ru_maxrss survives exec, so a child of a big parent reports the parent's)."
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"): return int(line.split()[1]) / 1024
+    except OSError: pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
 def main():
     job = json.load(open(sys.argv[1]))
     torch.set_num_threads(1); torch.manual_seed(job["seed"])
@@ -116,7 +125,7 @@ def main():
     train_s, cpu_s = time.perf_counter() - t0, time.process_time() - c0
     torch.save(model.causal_lm_state(), job["out"])
     print(json.dumps({"train_s": train_s, "train_cpu_s": cpu_s, "optimizer_steps": int(trainer.state.global_step),
-                      "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      "rss_mb": peak_rss_mb(),
                       "versions": {m: __import__(m).__version__ for m in ("trl", "transformers", "torch")}}))
 
 if __name__ == "__main__": main()

@@ -16,12 +16,12 @@ from ..core import ConfigError
 from ..train.learner import TrainState, register_algorithm
 from ..train.offpolicy import OffPolicyConfig, OffPolicyAlgorithm
 from ..agents.qnets import SquashedGaussianPolicy, target_copy, polyak_update
-from ..agents.world import WorldModel, TwoHotHead, Latent
+from ..agents.world import WorldModel, TwoHotHead, Latent, symlog
 from .sac import frozen
 
 # %% auto #0
 __all__ = ['DreamerConfig', 'SequenceBatch', 'valid_starts', 'sample_sequences', 'lambda_returns', 'ReturnScale', 'TwoHotCritic',
-           'imagine', 'dreamer_update', 'symlog_obs', 'Dreamer']
+           'imagine', 'dreamer_update', 'Dreamer']
 
 # %% ../../nbs/48a_algos.dreamer.ipynb #c005
 @dataclass
@@ -179,7 +179,7 @@ class _DreamerActing:
         with torch.no_grad():
             lat, prev = self.latents.get(key, (None, None))
             if lat is None or lat.h.shape[0] != len(o): lat, prev = self.wm.rssm.initial(len(o)), torch.zeros(len(o), self.act_dim)
-            lat, _ = self.wm.rssm.obs_step(lat, prev, self.wm.encoder(symlog_obs(o)))
+            lat, _ = self.wm.rssm.obs_step(lat, prev, self.wm.encoder(symlog(o)))
             f = lat.features()
             a = self.actor.deterministic(f) if deterministic else self.actor.sample(f)[0]
         self.latents[key] = (lat, a)
@@ -198,8 +198,6 @@ class _DreamerActing:
             if done.any(): state.add_episodes(*col.finished(info, done)); self.reset_latent("explore")
             if on_step is not None and on_step(t) is False: break
         return {}
-
-def symlog_obs(o): return torch.sign(o) * torch.log1p(o.abs())
 
 # %% ../../nbs/48a_algos.dreamer.ipynb #c018
 class Dreamer(_DreamerActing, OffPolicyAlgorithm):

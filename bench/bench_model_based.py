@@ -1,0 +1,214 @@
+"""Model-based RL on Pendulum-v1: PETS (and, where it is built, the dreamer trainer) against loomnb's SAC.
+
+Two parts (each its own command, run one at a time, under `nice`):
+
+* ``--part prediction``: the dynamics models' 1-step and H-step open-loop prediction error on held-out Pendulum
+  trajectories. Each model is fitted on ``--fit-steps`` env steps of uniformly random play (seed s) and scored on
+  20 fresh random-play episodes (seed 1000 + s), from every 4th step after the first 16: RMSE of the predicted
+  observation after 1 and after H steps of the recorded actions, next to the RMSE of predicting "no change". PETS:
+  the members' mean, with the update budget a PETS run spends on that much data; dreamer: the world model (default
+  sizes) after ``--wm-updates`` sequence updates, given the 16 previous observations (posterior), predicting with the
+  prior's means.
+* ``--part returns``: sample efficiency. For each seed, one PETS and one SAC run (rl-zoo3's SAC setting for Pendulum,
+  lr 1e-3, the other SB3 defaults) are trained to each budget of ``--budgets`` in turn (the same run continues), and
+  at each budget scored by a deterministic evaluation of 5 episodes on a fresh env (seed 10_000 + s). Records wall
+  time per 1k env steps and, for PETS, where it goes (model fit, planning, the rest: env, buffer, loop).
+
+The summary gives, per algorithm and budget, the IQM of the returns with a 95% stratified-bootstrap CI over seeds
+(`loomnb.eval.stats`), and the mean of the per-seed means.
+
+Usage:
+    nice -n 5 python bench/bench_model_based.py --part prediction --seeds 3
+    nice -n 5 python bench/bench_model_based.py --part returns --seeds 3 --budgets 5000,10000
+    python bench/bench_model_based.py --summary bench/results/model_based_returns.json
+"""
+from __future__ import annotations
+import argparse, json, os, sys, time
+import numpy as np
+import torch
+
+ALGOS = {"pets": {}, "sac": {"learning_rate": 1e-3}, "dreamer": {}}   # config overrides of each (loomnb defaults otherwise)
+
+
+def random_episodes(n_episodes: int, seed: int):
+    "Uniformly random play on Pendulum: obs [n, 201, 3] (with the final obs), normalised actions [n, 200, 1], rewards [n, 200]."
+    from loomnb.envs.registry import make
+    env = make("Pendulum-v1", num_envs=n_episodes, seed=seed)
+    o, _ = env.reset(seed=seed); rng = np.random.default_rng(seed)
+    O, A, R = [o], [], []
+    for t in range(200):
+        a = rng.uniform(-1, 1, (n_episodes, 1)).astype(np.float32)
+        no, r, te, tr, info = env.step(2 * a)
+        O.append(info["final_obs"] if t == 199 else no); A.append(a); R.append(r)
+        o = no
+    return np.stack(O, 1).astype(np.float32), np.stack(A, 1), np.stack(R, 1).astype(np.float32)
+
+
+CONTEXT = 16   # observations the world model sees (posterior) before it predicts; PETS starts from the last of them
+
+
+def heldout_starts(T: int, horizon: int) -> np.ndarray:
+    return np.arange(CONTEXT - 1, T - horizon + 1, 4)
+
+
+def no_change(Oh, starts, horizon):
+    return [float(np.sqrt(((Oh[:, starts + k] - Oh[:, starts]) ** 2).mean())) for k in (1, horizon)]
+
+
+def pets_prediction(seed: int, fit_steps: int, horizon: int) -> dict:
+    "PETS's ensemble fitted with the updates a PETS run makes on `fit_steps` steps, scored open loop (members' mean)."
+    from loomnb.agents.dynamics import GaussianEnsemble, fit_ensemble
+    from loomnb.algos.pets import PETSConfig
+    torch.manual_seed(seed)
+    c = PETSConfig()
+    O, A, R = random_episodes(fit_steps // 200, seed)
+    x = torch.from_numpy(np.concatenate([O[:, :-1], A], -1).reshape(-1, 4))
+    y = torch.from_numpy(np.concatenate([O[:, 1:] - O[:, :-1], R[..., None]], -1).reshape(-1, 4))
+    m = GaussianEnsemble(4, 4, c.n_members, (c.hidden, c.hidden))
+    opt = torch.optim.Adam(m.parameters(), c.learning_rate, weight_decay=c.weight_decay)
+    t0 = time.perf_counter()
+    n_fits = fit_steps // c.model_train_freq   # the fits a PETS run makes on this much data (each on all of it here)
+    fit_ensemble(m, opt, x, y, c.model_steps * n_fits, c.batch_size, np.random.default_rng(seed))
+    fit_s = time.perf_counter() - t0
+    Oh, Ah, _ = random_episodes(20, 1000 + seed)
+    starts = heldout_starts(Oh.shape[1] - 1, horizon)
+    s = torch.from_numpy(Oh[:, starts]).reshape(-1, 3)          # every start of every held-out episode
+    err = {}
+    with torch.no_grad():
+        for h in range(horizon):
+            a = torch.from_numpy(Ah[:, starts + h]).reshape(-1, 1)
+            s = s + m(torch.cat([s, a], -1).expand(c.n_members, -1, -1)).mean.mean(0)[:, :3]
+            if h + 1 in (1, horizon):
+                err[h + 1] = float((s - torch.from_numpy(Oh[:, starts + h + 1]).reshape(-1, 3)).pow(2).mean().sqrt())
+    b1, bH = no_change(Oh, starts, horizon)
+    return {"model": "pets", "seed": seed, "fit_steps": fit_steps, "updates": c.model_steps * n_fits, "horizon": horizon,
+            "rmse_1": err[1], "rmse_H": err[horizon], "no_change_rmse_1": b1, "no_change_rmse_H": bH, "fit_s": fit_s}
+
+
+def dreamer_prediction(seed: int, fit_steps: int, horizon: int, updates: int) -> dict:
+    "The dreamer trainer's world model (default sizes) after `updates` sequence updates on `fit_steps` random steps."
+    from loomnb.agents.world import WorldModel
+    from loomnb.algos.dreamer import DreamerConfig
+    torch.manual_seed(seed); g = np.random.default_rng(seed)
+    c = DreamerConfig()
+    O, A, R = random_episodes(fit_steps // 200, seed)
+    O, A, R = torch.from_numpy(O), torch.from_numpy(A), torch.from_numpy(R)
+    wm = WorldModel(3, 1, c.deter, c.stoch, c.hidden, c.embed)
+    opt = torch.optim.Adam(wm.parameters(), c.learning_rate)
+    L, B = c.seq_len, c.batch_size
+    t0 = time.perf_counter()
+    for _ in range(updates):
+        e, st = g.integers(0, len(O), B), g.integers(0, 200 - L + 1, B)
+        ii = st[:, None] + np.arange(L + 1)
+        a = torch.cat([torch.zeros(B, 1, 1), A[e[:, None], ii[:, :-1]]], 1)
+        loss, _, _ = wm.loss(O[e[:, None], ii], a, R[e[:, None], ii[:, :-1]], torch.zeros(B, L))
+        opt.zero_grad(); loss.backward(); torch.nn.utils.clip_grad_norm_(wm.parameters(), c.grad_clip); opt.step()
+    fit_s = time.perf_counter() - t0
+    Oh, Ah, _ = random_episodes(20, 1000 + seed)
+    starts = heldout_starts(Oh.shape[1] - 1, horizon)
+    Oh_t, Ah_t = torch.from_numpy(Oh), torch.from_numpy(Ah)
+    ctx = starts[:, None] + np.arange(-CONTEXT + 1, 1)                     # [S, CONTEXT] observation indices
+    obs = Oh_t[:, ctx].reshape(-1, CONTEXT, 3)
+    acts = torch.zeros(20, len(starts), CONTEXT, 1)
+    acts[:, :, 1:] = Ah_t[:, ctx[:, :-1]]                                  # the action before each observation
+    err = {}
+    with torch.no_grad():
+        posts, _ = wm.observe(obs, acts.reshape(-1, CONTEXT, 1))
+        s = posts[-1]._replace(z=posts[-1].mu)
+        for h in range(horizon):
+            s = wm.rssm.img_step(s, Ah_t[:, starts + h].reshape(-1, 1), sample=False)
+            if h + 1 in (1, horizon):
+                err[h + 1] = float((wm.decode(s) - Oh_t[:, starts + h + 1].reshape(-1, 3)).pow(2).mean().sqrt())
+    b1, bH = no_change(Oh, starts, horizon)
+    return {"model": "dreamer", "seed": seed, "fit_steps": fit_steps, "updates": updates, "horizon": horizon,
+            "rmse_1": err[1], "rmse_H": err[horizon], "no_change_rmse_1": b1, "no_change_rmse_H": bH, "fit_s": fit_s}
+
+
+def make_trainer(algo: str, seed: int):
+    from loomnb.train.learner import Trainer
+    return Trainer(algo, env="Pendulum-v1", seed=seed, config=dict(ALGOS[algo]), device="cpu", torch_threads=1)
+
+
+def returns_part(seeds, budgets, out_path, algos):
+    from loomnb.eval import evaluate
+    rows = []
+    runs = {(a, s): None for s in seeds for a in algos}
+    for b in budgets:                      # every seed at the first budget before any goes further
+        for s in seeds:
+            for a in algos:
+                if runs[(a, s)] is None: runs[(a, s)] = make_trainer(a, s)
+                t = runs[(a, s)]
+                step0 = t.state.global_step
+                t0 = time.perf_counter()
+                t.train(b, progress=False)
+                wall = time.perf_counter() - t0
+                ev = evaluate(t, "Pendulum-v1", n_episodes=5, seed=10_000 + s)
+                timers = dict(getattr(t.algo, "timers", {}))
+                row = {"algo": a, "seed": s, "budget": b, "return": float(np.mean(ev.returns)),
+                       "eval_returns": [float(r) for r in ev.returns], "train_wall_s": wall, "steps": b - step0,
+                       "wall_per_1k_s": 1000 * wall / max(b - step0, 1), "timers_cum_s": timers,
+                       "train_wall_cum_s": t.state.time_elapsed, "load": os.getloadavg()[0]}
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+                with open(out_path, "w") as f: json.dump(rows, f, indent=1)
+    return rows
+
+
+def summary(rows):
+    from loomnb.eval.stats import stratified_bootstrap_ci, interquartile_mean
+    out = []
+    for (a, b) in sorted({(r["algo"], r["budget"]) for r in rows}, key=lambda k: (k[1], k[0])):
+        x = np.array([r["return"] for r in rows if r["algo"] == a and r["budget"] == b])
+        lo, hi = stratified_bootstrap_ci(x[:, None], seed=0) if len(x) > 1 else (float("nan"),) * 2
+        w = [r for r in rows if r["algo"] == a and r["budget"] == b]
+        per1k = np.mean([r["train_wall_cum_s"] / r["budget"] * 1000 for r in w])
+        tm = [r["timers_cum_s"] for r in w if r["timers_cum_s"]]
+        split = ""
+        if tm:
+            fit = np.mean([t["model_fit"] / r["budget"] * 1000 for t, r in zip(tm, w)])
+            plan = np.mean([t["planning"] / r["budget"] * 1000 for t, r in zip(tm, w)])
+            split = f" (model fit {fit:.1f} s, planning {plan:.1f} s incl. the evaluations' planning)"
+        out.append(f"| {a} | {b} | {len(x)} | {interquartile_mean(x):.0f} [{lo:.0f}, {hi:.0f}] | {x.mean():.0f} | "
+                   f"{', '.join(f'{v:.0f}' for v in x)} | {per1k:.1f}{split} |")
+    head = "| algo | env steps | seeds | IQM return [95% CI] | mean | per seed | wall s per 1k env steps |\n|---|---|---|---|---|---|---|"
+    return "\n".join([head, *out])
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--part", choices=["prediction", "returns"])
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
+    p.add_argument("--budgets", default="5000,10000")
+    p.add_argument("--algos", default="pets,sac", help=f"comma-separated, of {', '.join(ALGOS)}")
+    p.add_argument("--pets", action="append", default=[], metavar="KEY=INT", help="PETS config override (repeatable), e.g. horizon=25")
+    p.add_argument("--fit-steps", type=int, default=5000)
+    p.add_argument("--horizon", type=int, default=15)
+    p.add_argument("--wm-updates", type=int, default=300, help="dreamer world-model updates in the prediction part")
+    p.add_argument("--json", default=None)
+    p.add_argument("--summary", default=None, help="print the table of a returns JSON")
+    a = p.parse_args()
+    torch.set_num_threads(1)
+    for kv in a.pets: k, v = kv.split("=", 1); ALGOS["pets"][k] = int(v)
+    if a.summary:
+        print(summary(json.load(open(a.summary)))); return
+    seeds = list(range(a.first_seed, a.first_seed + a.seeds))
+    if a.part == "prediction":
+        rows = []
+        for s in seeds:
+            for r in (pets_prediction(s, a.fit_steps, a.horizon), dreamer_prediction(s, a.fit_steps, a.horizon, a.wm_updates)):
+                rows.append(r); print(json.dumps(r), flush=True)
+        print(f"load {os.getloadavg()}")
+        k = ["rmse_1", "rmse_H", "no_change_rmse_1", "no_change_rmse_H", "fit_s"]
+        for mname in ("pets", "dreamer"):
+            print(mname, "mean over seeds:", {x: round(float(np.mean([r[x] for r in rows if r["model"] == mname])), 4) for x in k})
+        if a.json: json.dump(rows, open(a.json, "w"), indent=1)
+    elif a.part == "returns":
+        out = a.json or "bench/results/model_based_returns.json"
+        rows = returns_part(seeds, [int(b) for b in a.budgets.split(",")], out, a.algos.split(","))
+        print(summary(rows)); print(f"load {os.getloadavg()}")
+    else: p.error("give --part or --summary")
+
+
+if __name__ == "__main__":
+    main()

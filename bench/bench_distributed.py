@@ -148,18 +148,29 @@ def sweep(backend):
     if p.returncode: print(p.stderr[-3000:], file=sys.stderr); p.check_returncode()
     return json.loads(p.stdout.strip().splitlines()[-1])
 
+def retried(what, f, *args):
+    "f(*args), retried up to twice (a Ray start that misses its node deadline on a loaded machine); failures counted."
+    for attempt in (0, 1, 2):
+        try: return f(*args)
+        except subprocess.CalledProcessError as e:
+            FAILURES.append(f"{what}: rc {e.returncode}"); print(f"FAILED (attempt {attempt}): {FAILURES[-1]}", file=sys.stderr)
+            if attempt == 2: raise
+
 def ray_rows(a):
     "The --ray / --ray-learn / --ray-sweep / --ray-fault tables."
     if a.ray:
-        imp = {"n_actors": 2, "n_envs": 8}
-        res = {"impala mp, 2 actors (warm)": [], "impala ray, 2 actors (warm)": []}
+        ns, cpus = [int(n) for n in a.actors.split(",")], os.cpu_count() or 1
+        cfgs = {f"impala {b}, {n} actors (warm)": {"n_actors": n, "n_envs": 8, "backend": b,
+                                                   **({"ray_actor_cpus": min(1.0, cpus / n)} if b == "ray" else {})}
+                for n in ns for b in ("mp", "ray")}
+        res = {k: [] for k in cfgs}
         for r in range(a.repeats):
             for k in res:
-                res[k].append(single("impala", a.impala_steps, {**imp, "backend": "ray" if "ray" in k else "mp"}, True))
+                res[k].append(retried(k, single, "impala", a.impala_steps, cfgs[k], True))
                 print(f"repeat {r}: {k}: {res[k][-1][0]:.0f} steps/s, load {os.getloadavg()[0]:.1f}", file=sys.stderr)
-        mp_ = statistics.median(x[0] for x in res["impala mp, 2 actors (warm)"])
+        mp_ = statistics.median(x[0] for x in res[f"impala mp, {ns[0]} actors (warm)"])
         print(f"\nIMPALA CartPole-v1, {a.impala_steps} steps, medians of {a.repeats}, load at start {LOAD0:.1f}, now {os.getloadavg()[0]:.1f}\n")
-        print("| configuration | env-steps/s | vs mp | per repeat |\n|---|---:|---:|---|")
+        print(f"| configuration | env-steps/s | vs mp with {ns[0]} actors | per repeat |\n|---|---:|---:|---|")
         for k, v in res.items():
             m = statistics.median(x[0] for x in v)
             print(f"| {k} | {m:,.0f} | {m / mp_:.2f}x | {', '.join(f'{x[0]:,.0f}' for x in v)} |")
@@ -167,16 +178,17 @@ def ray_rows(a):
         print(f"\n| backend | seed | eval return (20 episodes) | wall s | steps/s |\n|---|---:|---:|---:|---:|")
         for seed in range(a.ray_learn):
             for b in ("mp", "ray"):
-                r = learn(b, a.learn_steps, seed); print(f"| {b} | {seed} | {r['eval']:.1f} | {r['wall']:.1f} | {r['sps']:,.0f} |", flush=True)
+                r = retried(f"learn {b} {seed}", learn, b, a.learn_steps, seed); print(f"| {b} | {seed} | {r['eval']:.1f} | {r['wall']:.1f} | {r['sps']:,.0f} |", flush=True)
     if a.ray_sweep:
         print("\n| sweep of 4 runs (2 at a time) | wall s (runs) | start-up s | completed |\n|---|---:|---:|---:|")
         for r in range(a.repeats):
             for b in ("local", "ray"):
-                x = sweep(b); print(f"| {b} (repeat {r}) | {x['wall']:.1f} | {x['start']:.1f} | {x['ok']} |", flush=True)
+                x = retried(f"sweep {b}", sweep, b); print(f"| {b} (repeat {r}) | {x['wall']:.1f} | {x['start']:.1f} | {x['ok']} |", flush=True)
     if a.ray_fault:
-        r = learn("ray", a.learn_steps, 0, kill=True)
+        r = retried("fault", learn, "ray", a.learn_steps, 0, True)
         print(f"\nfault run (actor 0 SIGKILLed after update 20, {a.learn_steps} steps): eval {r['eval']:.1f}, "
               + ", ".join(f"{k} {v}" for k, v in r.items() if k.startswith("impala/")))
+    print(f"\nfailed runs (each retried, up to twice): {len(FAILURES)}" + "".join(f"\n  {f}" for f in FAILURES))
 
 def main():
     ap = argparse.ArgumentParser()
@@ -185,6 +197,7 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated substrings: run only configurations whose name has one")
     ap.add_argument("--skip", default="", help="comma-separated substrings: leave out configurations whose name has one")
     ap.add_argument("--ray", action="store_true", help="only the IMPALA Ray vs multiprocessing rows")
+    ap.add_argument("--actors", default="2", help="--ray: comma-separated actor counts (Ray actors declare min(1, CPUs/n) CPUs)")
     ap.add_argument("--ray-learn", type=int, default=0, dest="ray_learn", help="seeds of the learning comparison")
     ap.add_argument("--learn-steps", type=int, default=200_000, dest="learn_steps")
     ap.add_argument("--ray-sweep", action="store_true", dest="ray_sweep"); ap.add_argument("--ray-fault", action="store_true", dest="ray_fault")

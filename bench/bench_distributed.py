@@ -21,6 +21,14 @@ The CPU column is the CPU time all processes of a configuration spent training, 
 with other work, wall-clock ratios say how much CPU the job got, the CPU cost says what the job itself needs
 (equal CPU cost with 2 ranks means DDP added no work; the wall-clock speedup then depends on having 2 free cores).
 IMPALA's CPU figure includes its actor processes' start-up (imports), since they are measured when they exit.
+
+Ray rows (`--ray`; needs `pip install "loomnb[ray]"`): IMPALA with `backend="ray"` (2 Ray actors on a local Ray
+instance of 2 CPUs) against the multiprocessing path, both warm (actors started, and Ray itself, before the clock);
+Ray's CPU is not in the CPU column (its actors are children of the raylet, not of the learner). `--ray-learn SEEDS`
+trains both backends to `--learn-steps` per seed and reports the deterministic evaluation return (target 475).
+`--ray-sweep` times a sweep of 4 short papermill runs (`papermill_runs/train.ipynb`, 512 steps each) as Ray tasks
+(1 CPU each, 2 CPUs) against the local pool with 2 workers; Ray's start-up is timed separately. `--ray-fault` kills
+one Ray actor process mid-run and prints what the metrics report.
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -86,6 +94,101 @@ def side_by_side(steps, cfg, n=2):
     finally: os.unlink(f.name)
 
 LOAD0 = os.getloadavg()[0]
+RAY_ENV = {**ENV, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+
+LEARN = """
+import json, os, signal, sys, time, torch
+from loomnb.train.learner import Trainer
+from loomnb.train.state import Callback
+from loomnb.eval import evaluate
+class Kill(Callback):
+    def after_update(self, state):
+        if state.n_updates == 20: os.kill(self.trainer.algo.actor_pids()[0], signal.SIGKILL)
+def main():
+    torch.set_num_threads(1)
+    backend, steps, seed, kill = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+    cfg = dict(n_actors=2, n_envs=8, learning_rate=2e-3, ent_coef=0.0, backend=backend)
+    t = Trainer("impala", "CartPole-v1", seed=seed, config=cfg, callbacks=[Kill()] if kill else [])
+    w = time.time(); s = t.train(steps); w = time.time() - w
+    ev = evaluate(t, "CartPole-v1", 20, seed=10_000 + seed).returns
+    print(json.dumps({"eval": float(ev.mean()), "wall": w, "sps": s["sps"], **{k: v for k, v in s.items() if k.startswith("impala/")}}))
+if __name__ == "__main__": main()
+"""
+
+def learn(backend, steps, seed, kill=False):
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f: f.write(LEARN)
+    try:
+        p = subprocess.run([sys.executable, f.name, backend, str(steps), str(seed), str(int(kill))], env=RAY_ENV,
+                           capture_output=True, text=True)
+        if p.returncode: print(p.stderr[-3000:], file=sys.stderr); p.check_returncode()
+        return json.loads(p.stdout.strip().splitlines()[-1])
+    finally: os.unlink(f.name)
+
+SWEEP = """
+import json, sys, tempfile, time
+from pathlib import Path
+from loomnb.workflow.runner import run_sweep
+from loomnb.workflow.runs import RunRegistry
+backend, nb = sys.argv[1], sys.argv[2]
+TINY = {"total_timesteps": 512, "eval_episodes": 2, "config": {"n_envs": 4, "n_steps": 32, "batch_size": 64, "n_epochs": 2}}
+with tempfile.TemporaryDirectory() as d:
+    start = 0.0
+    if backend == "ray":
+        from loomnb.train.cluster import ray_connect
+        t = time.time(); ray_connect(num_cpus=2); start = time.time() - t
+    t = time.time()
+    res = run_sweep(nb, TINY, seeds="0-3", out_dir=Path(d) / "s", registry=RunRegistry(Path(d) / "r.sqlite"), workers=2,
+                    backend=backend, report=False, progress=False)
+    print(json.dumps({"wall": time.time() - t, "start": start, "ok": int((res.status == "completed").sum())}))
+"""
+
+def sweep(backend):
+    nb = Path(__file__).resolve().parents[1] / "papermill_runs" / "train.ipynb"
+    p = subprocess.run([sys.executable, "-c", SWEEP, backend, str(nb)], env=RAY_ENV, capture_output=True, text=True)
+    if p.returncode: print(p.stderr[-3000:], file=sys.stderr); p.check_returncode()
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+def retried(what, f, *args):
+    "f(*args), retried up to twice (a Ray start that misses its node deadline on a loaded machine); failures counted."
+    for attempt in (0, 1, 2):
+        try: return f(*args)
+        except subprocess.CalledProcessError as e:
+            FAILURES.append(f"{what}: rc {e.returncode}"); print(f"FAILED (attempt {attempt}): {FAILURES[-1]}", file=sys.stderr)
+            if attempt == 2: raise
+
+def ray_rows(a):
+    "The --ray / --ray-learn / --ray-sweep / --ray-fault tables."
+    if a.ray:
+        ns, cpus = [int(n) for n in a.actors.split(",")], os.cpu_count() or 1
+        cfgs = {f"impala {b}, {n} actors (warm)": {"n_actors": n, "n_envs": 8, "backend": b,
+                                                   **({"ray_actor_cpus": min(1.0, cpus / n)} if b == "ray" else {})}
+                for n in ns for b in ("mp", "ray")}
+        res = {k: [] for k in cfgs}
+        for r in range(a.repeats):
+            for k in res:
+                res[k].append(retried(k, single, "impala", a.impala_steps, cfgs[k], True))
+                print(f"repeat {r}: {k}: {res[k][-1][0]:.0f} steps/s, load {os.getloadavg()[0]:.1f}", file=sys.stderr)
+        mp_ = statistics.median(x[0] for x in res[f"impala mp, {ns[0]} actors (warm)"])
+        print(f"\nIMPALA CartPole-v1, {a.impala_steps} steps, medians of {a.repeats}, load at start {LOAD0:.1f}, now {os.getloadavg()[0]:.1f}\n")
+        print(f"| configuration | env-steps/s | vs mp with {ns[0]} actors | per repeat |\n|---|---:|---:|---|")
+        for k, v in res.items():
+            m = statistics.median(x[0] for x in v)
+            print(f"| {k} | {m:,.0f} | {m / mp_:.2f}x | {', '.join(f'{x[0]:,.0f}' for x in v)} |")
+    if a.ray_learn:
+        print(f"\n| backend | seed | eval return (20 episodes) | wall s | steps/s |\n|---|---:|---:|---:|---:|")
+        for seed in range(a.ray_learn):
+            for b in ("mp", "ray"):
+                r = retried(f"learn {b} {seed}", learn, b, a.learn_steps, seed); print(f"| {b} | {seed} | {r['eval']:.1f} | {r['wall']:.1f} | {r['sps']:,.0f} |", flush=True)
+    if a.ray_sweep:
+        print("\n| sweep of 4 runs (2 at a time) | wall s (runs) | start-up s | completed |\n|---|---:|---:|---:|")
+        for r in range(a.repeats):
+            for b in ("local", "ray"):
+                x = retried(f"sweep {b}", sweep, b); print(f"| {b} (repeat {r}) | {x['wall']:.1f} | {x['start']:.1f} | {x['ok']} |", flush=True)
+    if a.ray_fault:
+        r = retried("fault", learn, "ray", a.learn_steps, 0, True)
+        print(f"\nfault run (actor 0 SIGKILLed after update 20, {a.learn_steps} steps): eval {r['eval']:.1f}, "
+              + ", ".join(f"{k} {v}" for k, v in r.items() if k.startswith("impala/")))
+    print(f"\nfailed runs (each retried, up to twice): {len(FAILURES)}" + "".join(f"\n  {f}" for f in FAILURES))
 
 def main():
     ap = argparse.ArgumentParser()
@@ -93,7 +196,13 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated substrings: run only configurations whose name has one")
     ap.add_argument("--skip", default="", help="comma-separated substrings: leave out configurations whose name has one")
+    ap.add_argument("--ray", action="store_true", help="only the IMPALA Ray vs multiprocessing rows")
+    ap.add_argument("--actors", default="2", help="--ray: comma-separated actor counts (Ray actors declare min(1, CPUs/n) CPUs)")
+    ap.add_argument("--ray-learn", type=int, default=0, dest="ray_learn", help="seeds of the learning comparison")
+    ap.add_argument("--learn-steps", type=int, default=200_000, dest="learn_steps")
+    ap.add_argument("--ray-sweep", action="store_true", dest="ray_sweep"); ap.add_argument("--ray-fault", action="store_true", dest="ray_fault")
     a = ap.parse_args()
+    if a.ray or a.ray_learn or a.ray_sweep or a.ray_fault: return ray_rows(a)
     IMP = {"n_actors": 2, "n_envs": 8}
     runs = {"ppo, 1 process (Trainer)": lambda: single("ppo", a.steps, PPO),
             "ppo, torchrun 1 rank": lambda: torchrun_ppo(1, a.steps),

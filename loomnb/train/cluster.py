@@ -63,7 +63,12 @@ def ray_connect(address: str | None = None, # host:port, ray://host:port, "auto"
     if ray.is_initialized(): return ray
     address = address or os.environ.get("RAY_ADDRESS") or None
     kw = dict(include_dashboard=False, logging_level="WARNING")
-    if address in (None, "local"): ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kw)
+    if address in (None, "local"):
+        for attempt in (0, 1):  # Ray gives a new node 30 s to register; a loaded machine can miss that once
+            try: ray.init(address="local", num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kw); break  # a new instance, never a found one
+            except Exception as e:
+                if attempt or "timed out during startup" not in str(e): raise
+                ray.shutdown()
     elif address == "auto": ray.init(address="auto", logging_level="WARNING")
     else:
         probe_address(address, timeout_s)

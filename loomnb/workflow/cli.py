@@ -118,6 +118,7 @@ def _read_config(path) -> dict:
 
 CONSOLE_KEYS = ["time/sps", "rollout/ep_return", "rollout/ep_length", "train/approx_kl", "train/entropy", "train/value_loss", "train/lr"]
 
+# %% ../../nbs/82_workflow.cli.ipynb #c012a
 def cmd_train(a) -> int:
     from loomnb.train.session import progress_enabled, summary_table, torch_threads
     d = _read_config(a.config) if a.config else {}
@@ -156,6 +157,7 @@ def cmd_eval(a) -> int:
           f"(95% CI [{s['ci_low']:.2f}, {s['ci_high']:.2f}], IQM {s['iqm_return']:.2f}) over {s['n_episodes']} episodes")
     return 0
 
+# %% ../../nbs/82_workflow.cli.ipynb #c012b
 def cmd_run(a) -> int:
     from loomnb.workflow.runner import run_sweep, parse_value
     params = {k: parse_value(v) for k, v in a.param}

@@ -53,6 +53,7 @@ def _incrementer(c) -> Callable[[], None]:
     v = getattr(c, "_value", None)
     return functools.partial(v.inc, 1) if callable(getattr(v, "inc", None)) else c.inc
 
+# %% ../../nbs/93c_bandits.metrics.ipynb #c017a
 class RLMetrics:
     "The decision engine's Prometheus metrics with cached labelled children."
     def __init__(self, registry=None): # A prometheus_client CollectorRegistry (default: the global REGISTRY)

@@ -152,46 +152,9 @@ async def _open_resp(kw: Mapping) -> _RespConnection:
     return p
 
 
-# %% ../../nbs/92b_bandits.redis_memory.ipynb #ebbf8503
-class _RedisWeights:
-    "Weights through the scripts, a per-process cache checked by revision, and the optimistic update loop (a base of `_RedisCore`)."
-    def _from_reply(self, model_id, rev, meta, flat):
-        "Weights from a (meta blob, HGETALL list) reply; caches them."
-        if meta is None: self._cache[model_id] = (rev, None); return None
-        return self._assemble(model_id, rev, meta, {int(k): v for k, v in zip(flat[::2], flat[1::2])})
-
-    def _write_args(self, model_id, weights, old=None, touched=None):
-        "(meta blob, [index, part blob, ...], rewrite-all flag, per-action flag) for writing `weights`."
-        if self._layout.get(model_id) is True and touched is not None and old is not None and \
-           weights.get("n_actions") == old.get("n_actions") >= self.settings.per_action_min_actions:  # same layout: touched parts only
-            keys = arm_keys(old)  # (an empty meta blob keeps the stored one)
-            touched = list(touched)
-            return b"", [x for i, blob in zip(touched, encode_parts(weights, keys, touched)) for x in (i, blob)], False, True
-        per, idx = self._per_action(weights), None
-        if per and old is not None and self._layout.get(model_id) is True: idx = changed_parts(old, weights)
-        meta, parts = split_weights(weights, idx) if per else (weights, [])
-        ids = range(len(parts)) if idx is None else idx
-        return encode_weights(meta), [x for i, p in zip(ids, parts) for x in (i, encode_weights(p))], idx is None, per
-
-    async def _load(self, model_id):
-        rev0, w0 = self._cache.get(model_id, (-1, None))
-        res = await self._run(self._loadif, [self._k(model_id, "rev"), self._k(model_id, "w"), self._k(model_id, "wp")], [rev0])
-        rev = int(res[0]); cur = self._cache.get(model_id)
-        if cur is not None and cur[0] >= rev > 0: return cur  # this process wrote or read that revision (or a newer one) meanwhile
-        if len(res) == 1: return rev, w0
-        return rev, self._from_reply(model_id, rev, res[1], res[2])
-
-    async def load_weights(self, model_id: str) -> dict | None:
-        "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
-        if self._fresh(model_id): return self._cache[model_id][1]
-        waiting = self._checks.get(model_id)
-        if waiting is not None:  # a check is in flight: wait for the next one (issued after this call began)
-            f = asyncio.get_running_loop().create_future(); waiting.append(f); return await f
-        self._checks[model_id] = []
-        try: out = (await self._load(model_id))[1]
-        finally: self._next_check(model_id, self._checks.pop(model_id))
-        self._checked_at[model_id] = time.monotonic(); return out
-
+# %% ../../nbs/92b_bandits.redis_memory.ipynb #ebbf8503a
+class _RedisWeightChecks:
+    "Mixin of the Redis memory: the revision checks of concurrent weight writes."
     def _next_check(self, model_id, waiters):
         "Start one revision check for all `waiters` (decisions that arrived while the previous check was in flight)."
         waiters = [f for f in waiters if not f.done()]
@@ -237,6 +200,45 @@ class _RedisWeights:
             self.cas_retries += 1
             rev = int(res[1]); w = self._from_reply(model_id, rev, res[2], res[3])
 
+# %% ../../nbs/92b_bandits.redis_memory.ipynb #ebbf8503
+class _RedisWeights(_RedisWeightChecks):
+    "Weights through the scripts, a per-process cache checked by revision, and the optimistic update loop (a base of `_RedisCore`)."
+    def _from_reply(self, model_id, rev, meta, flat):
+        "Weights from a (meta blob, HGETALL list) reply; caches them."
+        if meta is None: self._cache[model_id] = (rev, None); return None
+        return self._assemble(model_id, rev, meta, {int(k): v for k, v in zip(flat[::2], flat[1::2])})
+
+    def _write_args(self, model_id, weights, old=None, touched=None):
+        "(meta blob, [index, part blob, ...], rewrite-all flag, per-action flag) for writing `weights`."
+        if self._layout.get(model_id) is True and touched is not None and old is not None and \
+           weights.get("n_actions") == old.get("n_actions") >= self.settings.per_action_min_actions:  # same layout: touched parts only
+            keys = arm_keys(old)  # (an empty meta blob keeps the stored one)
+            touched = list(touched)
+            return b"", [x for i, blob in zip(touched, encode_parts(weights, keys, touched)) for x in (i, blob)], False, True
+        per, idx = self._per_action(weights), None
+        if per and old is not None and self._layout.get(model_id) is True: idx = changed_parts(old, weights)
+        meta, parts = split_weights(weights, idx) if per else (weights, [])
+        ids = range(len(parts)) if idx is None else idx
+        return encode_weights(meta), [x for i, p in zip(ids, parts) for x in (i, encode_weights(p))], idx is None, per
+
+    async def _load(self, model_id):
+        rev0, w0 = self._cache.get(model_id, (-1, None))
+        res = await self._run(self._loadif, [self._k(model_id, "rev"), self._k(model_id, "w"), self._k(model_id, "wp")], [rev0])
+        rev = int(res[0]); cur = self._cache.get(model_id)
+        if cur is not None and cur[0] >= rev > 0: return cur  # this process wrote or read that revision (or a newer one) meanwhile
+        if len(res) == 1: return rev, w0
+        return rev, self._from_reply(model_id, rev, res[1], res[2])
+
+    async def load_weights(self, model_id: str) -> dict | None:
+        "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
+        if self._fresh(model_id): return self._cache[model_id][1]
+        waiting = self._checks.get(model_id)
+        if waiting is not None:  # a check is in flight: wait for the next one (issued after this call began)
+            f = asyncio.get_running_loop().create_future(); waiting.append(f); return await f
+        self._checks[model_id] = []
+        try: out = (await self._load(model_id))[1]
+        finally: self._next_check(model_id, self._checks.pop(model_id))
+        self._checked_at[model_id] = time.monotonic(); return out
 
 # %% ../../nbs/92b_bandits.redis_memory.ipynb #fc3fe361
 class _RedisCore(_RedisWeights, MemoryBase):

@@ -167,6 +167,7 @@ class _RidgeBandit(BaseBandit):
             return super().update_many_sync(weights, feedbacks)  # a non-finite input or result: redo one by one to name it
         return {**w, "A_inv": A_inv, "b": b, "theta": theta, "counts": counts}, tds
 
+# %% ../../nbs/90c_bandits.ridge.ipynb #c024a
 class LinUCBBandit(_RidgeBandit):
     "Disjoint LinUCB: per-action ridge regression with an upper-confidence bonus (recommended contextual default)."
     name = "linucb"

@@ -66,52 +66,9 @@ class _WalCheckpointer:
         self.done.set(); self.thread.join(timeout=5)
 
 
-# %% ../../nbs/92a_bandits.sqlite_memory.ipynb #952a9be9
-class _SQLiteWeights:
-    "Weights with their revision, and the optimistic update that retries under the lock (a base of `_SQLiteCore`)."
-    def _load(self, model_id):
-        rev0, w0 = self._cache.get(model_id, (-1, None))
-        row = self._c.execute("SELECT rev, CASE WHEN rev = ? THEN NULL ELSE blob END FROM weights WHERE model_id = ?",
-                              (rev0, model_id)).fetchone()
-        if row is None: return 0, None
-        if row[1] is None: return row[0], w0
-        parts = dict(self._c.execute("SELECT part, blob FROM weight_parts WHERE model_id = ?", (model_id,)).fetchall())
-        return row[0], self._assemble(model_id, row[0], row[1], parts)
-
-    def _save(self, model_id, rev, weights, old=None):
-        "Write `weights` as revision rev + 1: one blob, or meta + the changed action parts (all when `old` is None)."
-        per, prev = self._per_action(weights), self._layout.get(model_id)
-        idx = changed_parts(old, weights) if per and old is not None and prev is True else None
-        meta, parts = split_weights(weights, idx) if per else (weights, [])
-        self._c.execute("INSERT INTO weights (model_id, rev, blob) VALUES (?, ?, ?) ON CONFLICT(model_id) DO UPDATE "
-                        "SET rev = excluded.rev, blob = excluded.blob", (model_id, rev + 1, encode_weights(meta)))
-        if idx is None and (per or prev is not False): self._c.execute("DELETE FROM weight_parts WHERE model_id = ?", (model_id,))
-        if parts: self._c.executemany("INSERT OR REPLACE INTO weight_parts (model_id, part, blob) VALUES (?, ?, ?)",
-                                      [(model_id, i, encode_weights(p)) for i, p in zip(range(len(parts)) if idx is None else idx, parts)])
-        self._cache[model_id] = (rev + 1, dict(weights)); self._layout[model_id] = per
-
-    def _txn(self, body):
-        "`body()` in one write transaction; on any error it is rolled back and the weights cached meanwhile are forgotten."
-        c = self._c
-        with self._wlock:
-            c.execute("BEGIN IMMEDIATE")
-            try: out = body(); c.execute("COMMIT"); return out
-            except BaseException:
-                self._cache.clear(); self._layout.clear()  # they may hold what was just rolled back: reload from the database
-                if c.in_transaction: c.execute("ROLLBACK")
-                raise
-
-    async def load_weights(self, model_id: str) -> dict | None:
-        "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
-        if self._fresh(model_id): return self._cache[model_id][1]
-        try: out = self._load(model_id)[1]
-        except WeightSchemaError as e: raise WeightSchemaError(f"SQLite memory {self.path!r}, model {model_id!r}: {e}") from None
-        self._checked_at[model_id] = time.monotonic(); return out
-
-    async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None:
-        "Persist `weights` as the model's active weights."
-        self._txn(lambda: self._save(model_id, self._load_rev(model_id), weights))
-
+# %% ../../nbs/92a_bandits.sqlite_memory.ipynb #952a9be9a
+class _SQLiteWeightWrites:
+    "Mixin of the SQLite memory: optimistic weight writes checked against the stored revision."
     def _load_rev(self, model_id):
         row = self._c.execute("SELECT rev FROM weights WHERE model_id = ?", (model_id,)).fetchone()
         return 0 if row is None else row[0]
@@ -155,6 +112,51 @@ class _SQLiteWeights:
             return out
         return self._txn(body)
 
+# %% ../../nbs/92a_bandits.sqlite_memory.ipynb #952a9be9
+class _SQLiteWeights(_SQLiteWeightWrites):
+    "Weights with their revision, and the optimistic update that retries under the lock (a base of `_SQLiteCore`)."
+    def _load(self, model_id):
+        rev0, w0 = self._cache.get(model_id, (-1, None))
+        row = self._c.execute("SELECT rev, CASE WHEN rev = ? THEN NULL ELSE blob END FROM weights WHERE model_id = ?",
+                              (rev0, model_id)).fetchone()
+        if row is None: return 0, None
+        if row[1] is None: return row[0], w0
+        parts = dict(self._c.execute("SELECT part, blob FROM weight_parts WHERE model_id = ?", (model_id,)).fetchall())
+        return row[0], self._assemble(model_id, row[0], row[1], parts)
+
+    def _save(self, model_id, rev, weights, old=None):
+        "Write `weights` as revision rev + 1: one blob, or meta + the changed action parts (all when `old` is None)."
+        per, prev = self._per_action(weights), self._layout.get(model_id)
+        idx = changed_parts(old, weights) if per and old is not None and prev is True else None
+        meta, parts = split_weights(weights, idx) if per else (weights, [])
+        self._c.execute("INSERT INTO weights (model_id, rev, blob) VALUES (?, ?, ?) ON CONFLICT(model_id) DO UPDATE "
+                        "SET rev = excluded.rev, blob = excluded.blob", (model_id, rev + 1, encode_weights(meta)))
+        if idx is None and (per or prev is not False): self._c.execute("DELETE FROM weight_parts WHERE model_id = ?", (model_id,))
+        if parts: self._c.executemany("INSERT OR REPLACE INTO weight_parts (model_id, part, blob) VALUES (?, ?, ?)",
+                                      [(model_id, i, encode_weights(p)) for i, p in zip(range(len(parts)) if idx is None else idx, parts)])
+        self._cache[model_id] = (rev + 1, dict(weights)); self._layout[model_id] = per
+
+    def _txn(self, body):
+        "`body()` in one write transaction; on any error it is rolled back and the weights cached meanwhile are forgotten."
+        c = self._c
+        with self._wlock:
+            c.execute("BEGIN IMMEDIATE")
+            try: out = body(); c.execute("COMMIT"); return out
+            except BaseException:
+                self._cache.clear(); self._layout.clear()  # they may hold what was just rolled back: reload from the database
+                if c.in_transaction: c.execute("ROLLBACK")
+                raise
+
+    async def load_weights(self, model_id: str) -> dict | None:
+        "The model's active weights (None on cold start); WeightSchemaError if the stored blob is corrupt."
+        if self._fresh(model_id): return self._cache[model_id][1]
+        try: out = self._load(model_id)[1]
+        except WeightSchemaError as e: raise WeightSchemaError(f"SQLite memory {self.path!r}, model {model_id!r}: {e}") from None
+        self._checked_at[model_id] = time.monotonic(); return out
+
+    async def save_weights(self, model_id: str, weights: Mapping[str, Any]) -> None:
+        "Persist `weights` as the model's active weights."
+        self._txn(lambda: self._save(model_id, self._load_rev(model_id), weights))
 
 # %% ../../nbs/92a_bandits.sqlite_memory.ipynb #838f6ee8
 class _SQLiteCore(_SQLiteWeights, MemoryBase):

@@ -22,8 +22,34 @@ def _f32_space(sp):
         return spaces.Box(sp.low.astype(np.float32), sp.high.astype(np.float32), sp.shape, np.float32)
     return sp
 
+# %% ../../nbs/32a_envs.backends.ipynb #c008a
+class _GymnasiumCopies:
+    "Mixin of `GymnasiumVecEnv`: plain-data state and resetting single copies."
+    def get_state(self) -> dict:
+        "The sub-envs as plain data (sync mode only; no pickle) plus episode counters."
+        if not hasattr(self._vec, "envs"): raise NotImplementedError(f"{self.name}: get_state needs vectorization_mode='sync'")
+        return {"id": self.name, "hash": self.spec.hash, "num_envs": self.num_envs, "ret": self._ret.copy(), "len": self._len.copy(),
+                **_save_envs(self.name, self._vec.envs)}
+
+    def set_state(self, d: dict):
+        "Restore a `get_state()` dict (envs that could not be saved restart their episodes, with a warning)."
+        if not hasattr(self._vec, "envs"): raise NotImplementedError(f"{self.name}: set_state needs vectorization_mode='sync'")
+        if not isinstance(d, dict) or d.get("id") != self.name or d.get("num_envs") != self.num_envs or d.get("hash") != self.spec.hash:
+            g = d.get if isinstance(d, dict) else (lambda k: None)
+            raise ValueError(f"{self.name}: set_state got a state of {g('id')!r} (num_envs={g('num_envs')!r}, hash {g('hash')})")
+        ret, ln = _counters(self.name, d, self.num_envs)
+        if _load_envs(self.name, self._vec.envs, d): self._vec.reset(); ret[:] = 0; ln[:] = 0
+        self._ret[:] = ret; self._len[:] = ln; self._seed = None
+
+    def reset_envs(self, mask):
+        "Reset the copies where `mask`; returns all observations."
+        mask = np.asarray(mask, np.bool_)
+        obs, _ = self._vec.reset(options={"reset_mask": mask})
+        self._ret[mask] = 0; self._len[mask] = 0
+        return self._obs(obs)
+
 # %% ../../nbs/32a_envs.backends.ipynb #c008
-class GymnasiumVecEnv(VecEnv):
+class GymnasiumVecEnv(_GymnasiumCopies, VecEnv):
     "A gymnasium vector env (sync or async) behind loomnb's VecEnv protocol."
     def __init__(self, id: str, # Any gymnasium id
                  num_envs: int=1, # Number of copies N
@@ -79,29 +105,6 @@ class GymnasiumVecEnv(VecEnv):
         self._ret[done] = 0; self._len[done] = 0
         return obs, rew, term, trunc, info
 
-    def get_state(self) -> dict:
-        "The sub-envs as plain data (sync mode only; no pickle) plus episode counters."
-        if not hasattr(self._vec, "envs"): raise NotImplementedError(f"{self.name}: get_state needs vectorization_mode='sync'")
-        return {"id": self.name, "hash": self.spec.hash, "num_envs": self.num_envs, "ret": self._ret.copy(), "len": self._len.copy(),
-                **_save_envs(self.name, self._vec.envs)}
-
-    def set_state(self, d: dict):
-        "Restore a `get_state()` dict (envs that could not be saved restart their episodes, with a warning)."
-        if not hasattr(self._vec, "envs"): raise NotImplementedError(f"{self.name}: set_state needs vectorization_mode='sync'")
-        if not isinstance(d, dict) or d.get("id") != self.name or d.get("num_envs") != self.num_envs or d.get("hash") != self.spec.hash:
-            g = d.get if isinstance(d, dict) else (lambda k: None)
-            raise ValueError(f"{self.name}: set_state got a state of {g('id')!r} (num_envs={g('num_envs')!r}, hash {g('hash')})")
-        ret, ln = _counters(self.name, d, self.num_envs)
-        if _load_envs(self.name, self._vec.envs, d): self._vec.reset(); ret[:] = 0; ln[:] = 0
-        self._ret[:] = ret; self._len[:] = ln; self._seed = None
-
-    def reset_envs(self, mask):
-        "Reset the copies where `mask`; returns all observations."
-        mask = np.asarray(mask, np.bool_)
-        obs, _ = self._vec.reset(options={"reset_mask": mask})
-        self._ret[mask] = 0; self._len[mask] = 0
-        return self._obs(obs)
-
     def close(self): self._vec.close()
 
 # %% ../../nbs/32a_envs.backends.ipynb #c010
@@ -137,8 +140,38 @@ def _norm_step(r):
     if len(r) == 4: return r[0], float(r[1]), bool(r[2]), False, r[3]
     raise ValueError(f"step() must return (obs, reward, terminated, truncated, info) or (obs, reward, done, info), got {len(r)} items")
 
+# %% ../../nbs/32a_envs.backends.ipynb #c011a
+class _SyncCopies:
+    "Mixin of `SyncVecEnv`: resetting single copies and plain-data state."
+    def reset_envs(self, mask):
+        "Reset the copies where `mask`; returns all observations."
+        obs = []
+        for n, e in enumerate(self.envs):
+            if mask[n]:
+                o, _ = _norm_reset(e.reset()); self._ret[n] = 0; self._len[n] = 0; self._last[n] = o
+            obs.append(self._last[n])
+        return self._stack(obs)
+
+    def get_state(self) -> dict:
+        "The envs and their last observations as plain data (no pickle) plus counters."
+        return {"id": self.name, "hash": self.spec.hash, "num_envs": self.num_envs, "ret": self._ret.copy(), "len": self._len.copy(),
+                **_save_envs(self.name, self.envs, self._last)}   # the hash lets the gymnasium adapter of the same id resume it
+    def set_state(self, d: dict):
+        "Restore a `get_state()` dict (envs that could not be saved restart their episodes, with a warning)."
+        if not isinstance(d, dict) or d.get("id") != self.name or d.get("num_envs") != self.num_envs:
+            g = d.get if isinstance(d, dict) else (lambda k: None)
+            raise ValueError(f"{self.name}: set_state got a state of {g('id')!r} with num_envs={g('num_envs')!r}")
+        ret, ln = _counters(self.name, d, self.num_envs)
+        if _load_envs(self.name, self.envs, d): self._seed = None; self.reset(); ret[:] = 0; ln[:] = 0
+        else:
+            last = d.get("last")
+            if not isinstance(last, (list, tuple)) or len(last) != self.num_envs:
+                raise ValueError(f"{self.name}: set_state `last` must hold {self.num_envs} observations")
+            self._last = list(last)
+        self._ret[:] = ret; self._len[:] = ln; self._seed = None
+
 # %% ../../nbs/32a_envs.backends.ipynb #c011
-class SyncVecEnv(VecEnv):
+class SyncVecEnv(_SyncCopies, VecEnv):
     "Vectorise `N` single envs (BaseEnvironment or gymnasium.Env) in-process with same-step autoreset and episode stats."
     def __init__(self, env_fn, # Callable returning one env
                  num_envs: int=1, # Number of copies N
@@ -189,32 +222,6 @@ class SyncVecEnv(VecEnv):
         self._ret[done] = 0; self._len[done] = 0
         return self._stack(obs), rew, term, trunc, info
 
-    def reset_envs(self, mask):
-        "Reset the copies where `mask`; returns all observations."
-        obs = []
-        for n, e in enumerate(self.envs):
-            if mask[n]:
-                o, _ = _norm_reset(e.reset()); self._ret[n] = 0; self._len[n] = 0; self._last[n] = o
-            obs.append(self._last[n])
-        return self._stack(obs)
-
-    def get_state(self) -> dict:
-        "The envs and their last observations as plain data (no pickle) plus counters."
-        return {"id": self.name, "hash": self.spec.hash, "num_envs": self.num_envs, "ret": self._ret.copy(), "len": self._len.copy(),
-                **_save_envs(self.name, self.envs, self._last)}   # the hash lets the gymnasium adapter of the same id resume it
-    def set_state(self, d: dict):
-        "Restore a `get_state()` dict (envs that could not be saved restart their episodes, with a warning)."
-        if not isinstance(d, dict) or d.get("id") != self.name or d.get("num_envs") != self.num_envs:
-            g = d.get if isinstance(d, dict) else (lambda k: None)
-            raise ValueError(f"{self.name}: set_state got a state of {g('id')!r} with num_envs={g('num_envs')!r}")
-        ret, ln = _counters(self.name, d, self.num_envs)
-        if _load_envs(self.name, self.envs, d): self._seed = None; self.reset(); ret[:] = 0; ln[:] = 0
-        else:
-            last = d.get("last")
-            if not isinstance(last, (list, tuple)) or len(last) != self.num_envs:
-                raise ValueError(f"{self.name}: set_state `last` must hold {self.num_envs} observations")
-            self._last = list(last)
-        self._ret[:] = ret; self._len[:] = ln; self._seed = None
     def close(self):
         for e in self.envs: e.close()
 

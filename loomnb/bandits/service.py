@@ -71,24 +71,9 @@ class _Observed:
         warnings.warn(f"post-deploy reward monitor: model {model_id!r} rolled back {rec.from_version} -> {rec.to_version}: {rec.reason}",
                       RuntimeWarning, stacklevel=2)
 
-# %% ../../nbs/94_bandits.service.ipynb #c033
-class ReinforcementLearningService(_StateNormalization, _Observed):
-    "Lifecycle owner and composition root of the decision engine (serving, training and releases planes)."
-    def __init__(self, settings: RLSettings, algorithm, memory, trainer, metrics: RLMetrics | None = None,
-                 resilience: ResilienceOrchestrator | None = None, seed: int | None = None, tracer: RLTracer | None = None):
-        self.settings, self.algorithm, self.memory, self.trainer = settings, algorithm, memory, trainer
-        self.metrics = metrics or RLMetrics()
-        self.resilience = resilience or ResilienceOrchestrator(settings.resilience)
-        self.tracer = tracer or RLTracer()  # OpenTelemetry spans when a tracer provider is configured
-        self.monitor = PostDeployRewardMonitor(settings.monitor) if settings.monitor.enabled else None
-        # a guarded memory (the dual-store provider) retries and breaks per store itself: no second guard around it
-        self._guard = ResilienceOrchestrator(dict(retries=0, failure_threshold=10**9)) if getattr(memory, "guarded", False) else self.resilience
-        self.joiner = (SharedRewardJoiner(memory, settings.reward_wait_seconds) if settings.pending_store == "memory"
-                       else DelayedRewardJoiner(settings.reward_wait_seconds, settings.max_pending_decisions))
-        self.rng = np.random.default_rng(seed); self._flusher = None; self._norm: dict[str, NormalizationState] = {}
-        self._id_prefix, self._id_counter = uuid.uuid4().hex[:16] + "-", itertools.count(1)  # unique decision ids, no syscall each
-        self.serving, self.training, self.releases = _Serving(self), _Training(self), _Releases(self)
-        self.memory.validator = lambda w: self.algorithm.validate_weights(w, copy=False)  # decoded arrays are read-only already
+# %% ../../nbs/94_bandits.service.ipynb #c033a
+class _ServiceLifecycle:
+    "Mixin of `ReinforcementLearningService`: connecting, the background flusher, closing and readiness."
     async def connect(self, background: bool=True) -> None:
         "Connect the memory; start the delayed-reward flusher when `background`."
         await self._guard.call(self.memory.connect)
@@ -115,6 +100,25 @@ class ReinforcementLearningService(_StateNormalization, _Observed):
     async def wait_ready(self) -> None:
         "Connect if not connected yet."
         if not self.is_ready(): await self.connect()
+
+# %% ../../nbs/94_bandits.service.ipynb #c033
+class ReinforcementLearningService(_ServiceLifecycle, _StateNormalization, _Observed):
+    "Lifecycle owner and composition root of the decision engine (serving, training and releases planes)."
+    def __init__(self, settings: RLSettings, algorithm, memory, trainer, metrics: RLMetrics | None = None,
+                 resilience: ResilienceOrchestrator | None = None, seed: int | None = None, tracer: RLTracer | None = None):
+        self.settings, self.algorithm, self.memory, self.trainer = settings, algorithm, memory, trainer
+        self.metrics = metrics or RLMetrics()
+        self.resilience = resilience or ResilienceOrchestrator(settings.resilience)
+        self.tracer = tracer or RLTracer()  # OpenTelemetry spans when a tracer provider is configured
+        self.monitor = PostDeployRewardMonitor(settings.monitor) if settings.monitor.enabled else None
+        # a guarded memory (the dual-store provider) retries and breaks per store itself: no second guard around it
+        self._guard = ResilienceOrchestrator(dict(retries=0, failure_threshold=10**9)) if getattr(memory, "guarded", False) else self.resilience
+        self.joiner = (SharedRewardJoiner(memory, settings.reward_wait_seconds) if settings.pending_store == "memory"
+                       else DelayedRewardJoiner(settings.reward_wait_seconds, settings.max_pending_decisions))
+        self.rng = np.random.default_rng(seed); self._flusher = None; self._norm: dict[str, NormalizationState] = {}
+        self._id_prefix, self._id_counter = uuid.uuid4().hex[:16] + "-", itertools.count(1)  # unique decision ids, no syscall each
+        self.serving, self.training, self.releases = _Serving(self), _Training(self), _Releases(self)
+        self.memory.validator = lambda w: self.algorithm.validate_weights(w, copy=False)  # decoded arrays are read-only already
     @property
     def algorithm_name(self) -> str: return getattr(self.algorithm, "name", type(self.algorithm).__name__)
 

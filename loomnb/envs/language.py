@@ -66,8 +66,25 @@ class CharNgramEncoder:
         return v / nrm if nrm > 0 else v
     def __repr__(self): return f"CharNgramEncoder(dim={self.dim}, n={self.n})"
 
+# %% ../../nbs/33e_envs.language.ipynb #lg009a
+class _LanguageCopies:
+    "Mixin of `LanguageWrapper`: resetting single copies and plain-data state."
+    def reset_envs(self, mask):
+        "Reset the copies where `mask`, with new instructions."
+        obs = self.env.reset_envs(mask); self._draw(mask); self._last = np.asarray(obs, np.float32)
+        self._ret[np.asarray(mask, np.bool_)] = 0.0
+        return self._obs(obs)
+
+    def get_state(self) -> dict:
+        return {"env": self.env.get_state(), "task": self.task.tolist(), "rng": self.rng.bit_generator.state,
+                "last": None if self._last is None else self._last.tolist(), "ret": self._ret.tolist()}
+    def set_state(self, d: dict):
+        self.env.set_state(d["env"]); self.task = np.asarray(d["task"], np.int64)
+        self.rng.bit_generator.state = d["rng"]; self._last = None if d["last"] is None else np.asarray(d["last"], np.float32)
+        self._ret = np.asarray(d["ret"], np.float64)
+
 # %% ../../nbs/33e_envs.language.ipynb #lg009
-class LanguageWrapper(VecEnvWrapper):
+class LanguageWrapper(_LanguageCopies, VecEnvWrapper):
     "A text instruction per episode, encoded and appended to each observation; optionally rewarded by `reward_fn`."
     def __init__(self, env: VecEnv, # Env with flat Box observations
                  instructions: list[str], # The instructions (one drawn per episode and copy)
@@ -122,22 +139,22 @@ class LanguageWrapper(VecEnvWrapper):
         self._last = np.asarray(obs, np.float32)
         return self._obs(obs), rew, term, trunc, inf
 
+# %% ../../nbs/33e_envs.language.ipynb #lg016a
+class _GoalCopies:
+    "Mixin of `GoalConditionedWrapper`: resetting single copies and plain-data state."
     def reset_envs(self, mask):
-        "Reset the copies where `mask`, with new instructions."
-        obs = self.env.reset_envs(mask); self._draw(mask); self._last = np.asarray(obs, np.float32)
-        self._ret[np.asarray(mask, np.bool_)] = 0.0
+        obs = self.env.reset_envs(mask); m = np.asarray(mask, np.bool_); self._ret[m] = 0.0
+        if m.any(): self.goal[m] = self._sample(int(m.sum()))
         return self._obs(obs)
 
     def get_state(self) -> dict:
-        return {"env": self.env.get_state(), "task": self.task.tolist(), "rng": self.rng.bit_generator.state,
-                "last": None if self._last is None else self._last.tolist(), "ret": self._ret.tolist()}
+        return {"env": self.env.get_state(), "goal": self.goal.tolist(), "rng": self.rng.bit_generator.state, "ret": self._ret.tolist()}
     def set_state(self, d: dict):
-        self.env.set_state(d["env"]); self.task = np.asarray(d["task"], np.int64)
-        self.rng.bit_generator.state = d["rng"]; self._last = None if d["last"] is None else np.asarray(d["last"], np.float32)
+        self.env.set_state(d["env"]); self.goal = np.asarray(d["goal"], np.float32); self.rng.bit_generator.state = d["rng"]
         self._ret = np.asarray(d["ret"], np.float64)
 
 # %% ../../nbs/33e_envs.language.ipynb #lg016
-class GoalConditionedWrapper(VecEnvWrapper):
+class GoalConditionedWrapper(_GoalCopies, VecEnvWrapper):
     "Append a desired goal to each observation and reward reaching it (sparse or dense); HER-ready."
     def __init__(self, env: VecEnv, # Env with flat Box observations
                  achieved: slice, # The part of an observation that is the achieved goal
@@ -203,14 +220,3 @@ class GoalConditionedWrapper(VecEnvWrapper):
         self._ret[ended] = 0.0
         if (done | term).any(): self.goal[done | term] = self._sample(int((done | term).sum()))
         return self._obs(obs), rew, term, trunc & ~term, info
-
-    def reset_envs(self, mask):
-        obs = self.env.reset_envs(mask); m = np.asarray(mask, np.bool_); self._ret[m] = 0.0
-        if m.any(): self.goal[m] = self._sample(int(m.sum()))
-        return self._obs(obs)
-
-    def get_state(self) -> dict:
-        return {"env": self.env.get_state(), "goal": self.goal.tolist(), "rng": self.rng.bit_generator.state, "ret": self._ret.tolist()}
-    def set_state(self, d: dict):
-        self.env.set_state(d["env"]); self.goal = np.asarray(d["goal"], np.float32); self.rng.bit_generator.state = d["rng"]
-        self._ret = np.asarray(d["ret"], np.float64)

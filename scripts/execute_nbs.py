@@ -65,6 +65,14 @@ def execute_nb(src: Path, dest: Path, flags: list, basepath: Path, cell_timeout:
         if prev is None: os.environ.pop("IN_TEST", None)
         else: os.environ["IN_TEST"] = prev
 
+def test_nb_fresh_registry(f, **kwargs):
+    "nbdev's `test_nb`, with the algorithm registry given back afterwards (see `_algorithm_registry`)."
+    from nbdev.test import test_nb
+    algos, saved = _algorithm_registry()
+    try: return test_nb(f, **kwargs)
+    finally:
+        if algos is not None: algos.clear(); algos.update(saved)
+
 def _run_one(pair, flags, basepath, cell_timeout):
     src, dest = pair
     return execute_nb(src, dest, flags, basepath, cell_timeout)

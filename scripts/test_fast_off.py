@@ -8,13 +8,8 @@ from fastcore.parallel import parallel
 from nbdev.config import get_config
 from nbdev.test import test_nb
 from nbdev.test import read_nb
-
-def test_one(f, **kwargs):
-    "`test_nb`, with the algorithm registry given back afterwards (a notebook's exported cells register their own classes)."
-    from loomnb.train import registry
-    saved = dict(registry.ALGORITHMS)
-    try: return test_nb(f, **kwargs)
-    finally: registry.ALGORITHMS.clear(); registry.ALGORITHMS.update(saved)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from execute_nbs import test_nb_fresh_registry   # importable by the workers (a function of __main__ is not)
 
 def main(pattern=r"^(4\d[a-z]?|51)_algos\..*\.ipynb$"):
     cfg = get_config()
@@ -24,7 +19,7 @@ def main(pattern=r"^(4\d[a-z]?|51)_algos\..*\.ipynb$"):
     n_flagged = sum(any(c.source.startswith("#| fastpath") for c in read_nb(f).cells) for f in files)
     os.chdir(cfg.nbs_path)
     t0 = time.time()
-    res = parallel(test_one, files, skip_flags=skip, force_flags=[], n_workers=min(2, len(files)), basepath=cfg.config_path, pause=0.01)
+    res = parallel(test_nb_fresh_registry, files, skip_flags=skip, force_flags=[], n_workers=min(2, len(files)), basepath=cfg.config_path, pause=0.01)
     for f, (ok, dt) in zip(files, res): print(f"{f.name}: {'ok' if ok else 'FAILED'} ({dt:.0f} s)")
     if not all(ok for ok, _ in res): sys.exit(1)
     print(f"fast paths off: {len(files)} notebooks passed in {time.time() - t0:.0f} s ({n_flagged} with `#| fastpath` cells skipped)")

@@ -86,7 +86,7 @@ def test_pair_exchange_two_ranks(tmp_path):
         g0, g1 = r0["grad_" + tr], r1["grad_" + tr]
         assert g0["w0"] == g1["w0"], tr                            # rank 0's initial weights on both ranks
         assert g0["grads"] == g1["grads"], tr                      # bit-identical averaged gradients
-        assert g0["max_rel_err"] < 1e-6, tr                        # the all-reduce's mean up to rounding
+        assert g0["max_rel_err"] < 1e-5, tr                        # the all-reduce's mean up to float32 rounding (summed in another order)
         assert g0["grads"]["never.weight"] is True, tr             # no gradient on any rank: stays None
         assert isinstance(g0["grads"]["only1.weight"], list), tr   # a gradient on rank 1 only: averaged with zeros
     assert r0["grad_shm"]["seq"] == r1["grad_shm"]["seq"] == 3     # one exchange per backward pass (none without gradients)

@@ -139,6 +139,7 @@ class LLMConfig(Config):
         self.check_range("group_size", 2); self.check_range("temperature", 0.0, lo_open=True); self.check_range("top_k", 0)
         self.check_range("learning_rate", 0.0, lo_open=True); self.check_range("max_grad_norm", 0.0)
         self.check_range("max_digits", 0, 9); self.check_range("n_heldout", 0); self.check_choice("difficulty", DIFFICULTIES)
+        self.check_range("problem_seed", 0)
 
 @dataclass
 class GRPOConfig(LLMConfig):

@@ -16,3 +16,13 @@ def need_binary(name: str) -> str:
 
 @pytest.fixture
 def root(): return ROOT
+
+@pytest.fixture(scope="module")
+def redis_url():
+    "A throwaway redis-server for one test module (`loomnb.bandits.redis_memory.RedisServer`); its URL."
+    need_binary("redis-server")
+    from loomnb.bandits.redis_memory import RedisServer
+    srv = RedisServer().start()
+    yield srv.url
+    srv.stop()
+    assert srv.proc is None

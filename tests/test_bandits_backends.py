@@ -2,18 +2,8 @@
 import asyncio
 import numpy as np
 import pytest
-from conftest import need_binary
 from prometheus_client import CollectorRegistry
 
-
-@pytest.fixture(scope="module")
-def redis_url():
-    need_binary("redis-server")
-    from loomnb.bandits.redis_memory import RedisServer
-    srv = RedisServer().start()
-    yield srv.url
-    srv.stop()
-    assert srv.proc is None
 
 
 @pytest.fixture(params=["sqlite", "redis"])

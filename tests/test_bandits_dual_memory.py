@@ -2,19 +2,10 @@
 import asyncio, time
 import numpy as np
 import pytest
-from conftest import need_binary
 from prometheus_client import CollectorRegistry
 
 COMBOS = ["sqlite", "redis", "redis+qdrant", "sqlite+qdrant"]
 
-
-@pytest.fixture(scope="module")
-def redis_url():
-    need_binary("redis-server")
-    from loomnb.bandits.redis_memory import RedisServer
-    srv = RedisServer().start()
-    yield srv.url
-    srv.stop()
 
 
 @pytest.fixture(params=COMBOS)

@@ -191,10 +191,16 @@ class GoalConditionedWrapper(_GoalCopies, VecEnvWrapper):
             raise ValueError(f"GoalConditionedWrapper: `goal_sampler(rng, {n})` must return finite [{n}, k] goals, got shape {g.shape}")
         return g
 
+    def goal_distance(self, achieved, desired) -> np.ndarray:
+        "Euclidean distance of achieved to desired goals ([B, k] each)."
+        return np.linalg.norm(np.asarray(achieved, np.float32) - np.asarray(desired, np.float32), axis=-1)
+
+    def _reward_of(self, dist):
+        return -(dist > self.epsilon).astype(np.float32) if self.reward_type == "sparse" else (-dist).astype(np.float32)
+
     def compute_reward(self, achieved, desired) -> np.ndarray:
         "The goal reward of achieved vs desired goals ([B, k] each), as the env gives it."
-        dist = np.linalg.norm(np.asarray(achieved, np.float32) - np.asarray(desired, np.float32), axis=-1)
-        return -(dist > self.epsilon).astype(np.float32) if self.reward_type == "sparse" else (-dist).astype(np.float32)
+        return self._reward_of(self.goal_distance(achieved, desired))
 
     def _obs(self, obs): return np.concatenate([np.asarray(obs, np.float32), self.goal], axis=1)
 
@@ -207,8 +213,8 @@ class GoalConditionedWrapper(_GoalCopies, VecEnvWrapper):
         "Step; the goal reward from the reached observation; success ends the episode (the next one gets a new goal)."
         obs, _, term, trunc, info = self.env.step(actions)
         reached = np.asarray(info.get("final_obs", obs), np.float32)
-        rew = self.compute_reward(reached[:, self.achieved], self.goal)
-        success = np.linalg.norm(reached[:, self.achieved] - self.goal, axis=-1) <= self.epsilon
+        dist = self.goal_distance(reached[:, self.achieved], self.goal)   # once: the reward and success both read it
+        rew, success = self._reward_of(dist), dist <= self.epsilon
         term = np.asarray(term, np.bool_) | (success & self.terminate_on_success)
         done = np.asarray(info["done"], np.bool_)
         new = term & ~done                                      # ended here by success: the inner env starts its next episode

@@ -176,10 +176,17 @@ def main():
         with open(a.json, "w") as f: json.dump(res, f, indent=1)
     summary(res)
 
+def ms(v) -> str:
+    "mean ± sample sd of a list of per-seed figures (both bench_llm scripts' tables)"
+    v = np.array(v, float); return f"{v.mean():.3f} ± {v.std(ddof=1) if len(v) > 1 else 0:.3f}"
+
+def load_line(res) -> str:
+    "The machine's load over the run and the seed count: the first words of every summary."
+    return f"\nload {res['load_start'][0]:.1f} -> {res['load_end'][0]:.1f}; mean ± sd over {len(res['seeds'])} seeds"
+
 def summary(res):
     algos = list(res["seeds"][0]["runs"])
-    def ms(v): v = np.array(v, float); return f"{v.mean():.3f} ± {v.std(ddof=1) if len(v) > 1 else 0:.3f}"
-    print(f"\nload {res['load_start'][0]:.1f} -> {res['load_end'][0]:.1f}; mean ± sd over {len(res['seeds'])} seeds, held-out additions of {res['args'].get('min_digits', 1)}-{res['args'].get('max_digits', 2)} digit operands")
+    print(f"{load_line(res)}, held-out additions of {res['args'].get('min_digits', 1)}-{res['args'].get('max_digits', 2)} digit operands")
     print("| algo | pass@1 start | pass@1 end | Δ pass@1 | pass@8 start | pass@8 end | greedy end | train s | completions/s (per CPU s) | opt steps/s (per CPU s) | peak RSS MB |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for al in algos:

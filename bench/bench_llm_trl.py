@@ -101,9 +101,9 @@ def main():
     summary(res)
 
 def summary(res):
-    def ms(v): v = np.array(v, float); return f"{v.mean():.3f} ± {v.std(ddof=1) if len(v) > 1 else 0:.3f}"
+    ms = B.ms
     keys = list(res["seeds"][0]["runs"]); start = [s["start"] for s in res["seeds"]]
-    print(f"\nload {res['load_start'][0]:.1f} -> {res['load_end'][0]:.1f}; mean ± sd over {len(res['seeds'])} seeds; SFT start pass@1 {ms([x['pass@1'] for x in start])}, pass@8 {ms([x['pass@8'] for x in start])}")
+    print(f"{B.load_line(res)}; SFT start pass@1 {ms([x['pass@1'] for x in start])}, pass@8 {ms([x['pass@8'] for x in start])}")
     print("| algo / library | pass@1 end | pass@8 end | greedy end | train s | completions/s | opt steps/s | opt steps/s per CPU s | peak RSS MB |")
     print("|---|---|---|---|---|---|---|---|---|")
     for k in keys:

@@ -23,8 +23,8 @@ from .grpo import check_prompts
 from .grpo import check_rewards
 
 # %% auto #0
-__all__ = ['DPOPair', 'pair_batch', 'sequence_logps', 'dpo_loss', 'DPO', 'math_preference_pairs', 'online_dpo_rollout',
-           'OnlineDPO']
+__all__ = ['DPOPair', 'pair_batch', 'sequence_logps', 'dpo_loss', 'as_pairs', 'check_pairs', 'DPO', 'math_preference_pairs',
+           'online_dpo_rollout', 'OnlineDPO']
 
 # %% ../../nbs/98_llm.dpo.ipynb #d006
 def _ids(name, v, allow_empty=False):
@@ -77,8 +77,8 @@ def dpo_loss(policy_chosen: torch.Tensor, # [B] log pi_theta(y_w | x)
     return loss, st
 
 # %% ../../nbs/98_llm.dpo.ipynb #d018
-def _as_pairs(owner, tokenizer, prompt, chosen, rejected) -> list:
-    "A list of `DPOPair` from pairs, token tensors [B, *] or lists of text/ids."
+def as_pairs(owner, tokenizer, prompt, chosen, rejected) -> list:
+    "A list of `DPOPair` from pairs, token tensors [B, *] or lists of text/ids; errors name `owner`."
     if chosen is None and rejected is None:
         pairs = list(prompt) if isinstance(prompt, (list, tuple)) else None
         if not pairs or not all(isinstance(p, DPOPair) for p in pairs): raise ValueError(f"{owner}: `pairs` must be a non-empty list of DPOPair")
@@ -94,7 +94,8 @@ def _as_pairs(owner, tokenizer, prompt, chosen, rejected) -> list:
         raise ValueError(f"{owner}: `prompt`, `chosen` and `rejected` must have one row per pair, got {len(cols[0])}, {len(cols[1])}, {len(cols[2])}")
     return [DPOPair(a, b, c) for a, b, c in zip(*cols)]
 
-def _check_pairs(owner, model, tokenizer, pairs):
+def check_pairs(owner, model, tokenizer, pairs):
+    "Refuse pairs longer than the model's context or with ids outside the tokenizer's vocabulary (errors name `owner` and the pair)."
     ctx, V = getattr(model, "context_length", None), tokenizer.vocab_size
     for i, p in enumerate(pairs):
         L = len(p.prompt_tokens) + max(len(p.chosen_tokens), len(p.rejected_tokens))
@@ -118,8 +119,8 @@ class _DPOLoop:
 
     def train(self, pairs: list, epochs: int=1, batch_size: int=32) -> list[dict]:
         "`epochs` shuffled passes of minibatch steps over `pairs`, reference log-probabilities cached once."
-        pairs = _as_pairs(type(self).__name__, self.tokenizer, pairs, None, None)
-        _check_pairs(type(self).__name__, self.model, self.tokenizer, pairs)
+        pairs = as_pairs(type(self).__name__, self.tokenizer, pairs, None, None)
+        check_pairs(type(self).__name__, self.model, self.tokenizer, pairs)
         ref, hist = self.reference_logps(pairs), []
         for _ in range(epochs):
             order = self.rng.permutation(len(pairs))
@@ -168,8 +169,8 @@ class DPO(_DPOLoop):
 
     def compute_loss(self, prompt, chosen=None, rejected=None, ref_logps: torch.Tensor|None=None) -> tuple[torch.Tensor, dict]:
         "DPO loss of the pairs given as (prompt, chosen, rejected) or as a list of `DPOPair`; `ref_logps` [B, 2] if cached."
-        pairs = _as_pairs(type(self).__name__, self.tokenizer, prompt, chosen, rejected)
-        _check_pairs(type(self).__name__, self.model, self.tokenizer, pairs)
+        pairs = as_pairs(type(self).__name__, self.tokenizer, prompt, chosen, rejected)
+        check_pairs(type(self).__name__, self.model, self.tokenizer, pairs)
         ref = self.reference_logps(pairs) if ref_logps is None else ref_logps
         x, m = (t.to(self._dev) for t in pair_batch(pairs, self.tokenizer.pad_id))
         pc, pr = sequence_logps(self.model, x, m).chunk(2)

@@ -33,7 +33,7 @@ def _add_train(sub):
     p.add_argument("--timesteps", type=_count, help="total environment steps (100000 or 1e5)"); p.add_argument("--seed", type=_count)
     p.add_argument("--n-envs", type=_count, dest="n_envs"); p.add_argument("--device")
     p.add_argument("--save", help="checkpoint path written after training")
-    p.add_argument("--dataset", help="offline algorithms (bc, td3bc, iql, cql): dataset folder; --env defaults to its env")
+    p.add_argument("--dataset", help="offline algorithms (bc, td3bc, iql, cql: a dataset folder; dpo: a JSON-lines preference file); --env defaults to its env")
     p.add_argument("--nproc", type=int, help="data-parallel processes on this machine: starts torchrun, one rank each")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="algorithm config override (repeatable)")
     p.add_argument("--logger", help="logger spec: console, csv:PATH, jsonl:PATH, wandb, tensorboard:DIR, comma-separated")
@@ -119,14 +119,20 @@ def _read_config(path) -> dict:
 CONSOLE_KEYS = ["time/sps", "rollout/ep_return", "rollout/ep_length", "train/approx_kl", "train/entropy", "train/value_loss", "train/lr"]
 
 # %% ../../nbs/82_workflow.cli.ipynb #c012a
+def _dataset_env(algo, path):
+    "The env id a dataset records, read the way its algorithm opens it (Minari folders; DPO's preference files)."
+    from loomnb.train.registry import get_algorithm
+    from loomnb.buffers.datasets import load_dataset
+    opener = getattr(get_algorithm(algo), "open_dataset", None) if algo else None
+    return getattr((opener or load_dataset)(path), "env_id", None)
+
 def cmd_train(a) -> int:
     from loomnb.train.session import progress_enabled, summary_table, torch_threads
     d = _read_config(a.config) if a.config else {}
     if not a.config and not (a.algo and (a.env or a.dataset)): raise ValueError("train needs --config FILE, or --algo and --env (or --dataset)")
     if a.dataset:
-        from loomnb.buffers.datasets import load_dataset
         d["dataset"] = a.dataset
-        if not a.env: d["env"] = load_dataset(a.dataset).env_id or d.get("env")
+        if not a.env: d["env"] = _dataset_env(a.algo or d.get("algorithm"), a.dataset) or d.get("env")
     for k, v in dict(algorithm=a.algo, env=a.env, total_timesteps=a.timesteps, seed=a.seed, n_envs=a.n_envs, device=a.device,
                      save=a.save, logger=a.logger, eval_episodes=a.eval_episodes).items():
         if v is not None: d[k] = v

@@ -56,7 +56,8 @@ class DreamerConfig(OffPolicyConfig):
         self.check_range("slow_critic_tau", 0, 1, lo_open=True)
         for k in ("actor_lr", "critic_lr", "grad_clip"): self.check_range(k, 0, None, lo_open=True)
         self.check_range("entropy_coef", 0); self.check_range("free_nats", 0)
-        if self.n_envs != 1: self._fail("n_envs", self.n_envs, "1 (the trainer replays sequences in the order one env wrote them)")
+        if self.buffer_size % self.n_envs:   # every env then keeps its own write order in the ring
+            self._fail("buffer_size", self.buffer_size, f"a multiple of n_envs={self.n_envs}")
 
 # %% ../../nbs/48a_algos.dreamer.ipynb #c008
 class SequenceBatch(NamedTuple):
@@ -75,17 +76,23 @@ def valid_starts(ends: np.ndarray, # [n] bool: an episode ended after transition
     s = np.arange(0, max(n - seq_len + 1, 0))
     return s[c[s + seq_len - 1] - c[s] == 0]
 
-def sample_sequences(buffer: ReplayBuffer, batch_size: int, seq_len: int, rng: np.random.Generator) -> SequenceBatch:
-    "`batch_size` windows of `seq_len` transitions of one episode each, uniformly over the valid starts."
+def sample_sequences(buffer: ReplayBuffer, batch_size: int, seq_len: int, rng: np.random.Generator,
+                     n_streams: int=1, # Env copies that filled the buffer, one row each per vector step
+                    ) -> SequenceBatch:
+    "`batch_size` windows of `seq_len` transitions of one episode each, uniformly over the valid starts of every env's stream."
     n, cap = len(buffer), buffer.capacity
+    if n % n_streams or cap % n_streams: raise ValueError(f"`n_streams`={n_streams} must divide the buffer's size {n} and capacity {cap}")
     order = (np.arange(n) + (buffer.pos if n == cap else 0)) % cap        # slots in write order
-    ends = (buffer.terminated[order] | buffer.truncated[order]).astype(bool)
-    starts = valid_starts(ends, seq_len)
+    S = order.reshape(-1, n_streams).T                                    # [N, n/N]: each env's slots, in its write order
+    ends = (buffer.terminated[S] | buffer.truncated[S]).astype(bool)
+    per = [valid_starts(e, seq_len) for e in ends]
+    env, starts = np.repeat(np.arange(n_streams), [len(p) for p in per]), np.concatenate(per)
     if len(starts) == 0:
-        runs = np.diff(np.concatenate([[-1], np.flatnonzero(ends), [n - 1]]))
+        runs = [np.diff(np.concatenate([[-1], np.flatnonzero(e), [len(e) - 1]])) for e in ends]
         raise ValueError(f"seq_len={seq_len} is longer than every episode in the buffer (the longest holds "
-                         f"{int(runs.max()) if len(runs) else 0} transitions of {n}); lower seq_len or collect more")
-    idx = order[starts[rng.integers(0, len(starts), batch_size)][:, None] + np.arange(seq_len)]   # [B, L] slots
+                         f"{max((int(r.max()) for r in runs if len(r)), default=0)} transitions of {n}); lower seq_len or collect more")
+    pick = rng.integers(0, len(starts), batch_size)
+    idx = S[env[pick][:, None], starts[pick][:, None] + np.arange(seq_len)]   # [B, L] slots
     t = lambda x: torch.from_numpy(np.ascontiguousarray(x)).float()
     obs = np.concatenate([buffer.obs[idx], buffer.next_obs[idx[:, -1:]]], 1)
     acts = buffer.actions[idx]
@@ -170,9 +177,13 @@ def dreamer_update(wm, actor, critic, slow_critic, opts: dict, scale: ReturnScal
 # %% ../../nbs/48a_algos.dreamer.ipynb #c017
 class _DreamerActing:
     "Acting with a latent state carried across steps (a base of `Dreamer`)."
-    def reset_latent(self, key: str | None=None):
-        "Forget the carried latent state (`key`: 'explore' or 'predict'; None: both)."
-        for k in ([key] if key else ["explore", "predict"]): self.latents.pop(k, None)
+    def reset_latent(self, key: str | None=None, rows: np.ndarray | None=None):
+        "Forget the carried latent state (`key`: 'explore' or 'predict'; None: both), of every copy or of the `rows` [N] bool."
+        for k in ([key] if key else ["explore", "predict"]):
+            if rows is None or k not in self.latents: self.latents.pop(k, None); continue
+            lat, prev = self.latents[k]; m = torch.as_tensor(rows, dtype=torch.bool)
+            init = self.wm.rssm.initial(len(m))
+            self.latents[k] = (Latent(*(torch.where(m[:, None], i, l) for l, i in zip(lat, init))), prev.masked_fill(m[:, None], 0.0))
 
     def _policy(self, obs, deterministic, key):
         o = self._obs_tensor(obs)
@@ -186,16 +197,17 @@ class _DreamerActing:
         return a.numpy()
 
     def collect(self, state: TrainState, on_step=None) -> dict:
-        "Step the env `train_freq` times into the replay buffer, resetting the carried latent where an episode ended."
+        "Step the env copies `train_freq` times into the replay buffer, resetting the carried latent of the copies whose episode ended."
         c, col = self.config, self.collector
+        N = col.env.num_envs
         if col.obs is None: col.reset(); self.reset_latent("explore")
         for t in range(c.train_freq):
-            a = self._random_actions(1) if state.global_step < c.learning_starts else self._policy(col.obs, False, "explore")
+            a = self._random_actions(N) if state.global_step < c.learning_starts else self._policy(col.obs, False, "explore")
             prev = col.obs
             obs, r, te, tr, info, done = col.step(self._to_env(a))
             self.buffer.push_batch(prev, a, r, info.get("final_obs", obs), te, tr)
-            state.global_step += 1
-            if done.any(): state.add_episodes(*col.finished(info, done)); self.reset_latent("explore")
+            state.global_step += N
+            if done.any(): state.add_episodes(*col.finished(info, done)); self.reset_latent("explore", done)
             if on_step is not None and on_step(t) is False: break
         return {}
 
@@ -235,7 +247,7 @@ class Dreamer(_DreamerActing, OffPolicyAlgorithm):
         out = []
         for _ in range(max(c.gradient_steps, 1)):
             stats, (fit, imag) = dreamer_update(self.wm, self.actor, self.critic, self.slow_critic, self.opts, self.scale,
-                                                sample_sequences(self.buffer, c.batch_size, c.seq_len, self.rng), c)
+                                                sample_sequences(self.buffer, c.batch_size, c.seq_len, self.rng, c.n_envs), c)
             self.timers["model_fit"] += fit; self.timers["imagination"] += imag; out.append(stats)
         state.n_updates += len(out)
         m = {f"train/{k}": float(np.mean([s[k] for s in out])) for k in out[0]}

@@ -307,3 +307,14 @@ def test_no_unsafe_loader_in_the_package():
                 line = src[: m.start()].count("\n") + 1
                 found.append(f"{f.relative_to(root)}:{line}: {src.splitlines()[line - 1].strip()[:100]}")
     assert found == []
+
+def test_dpo_preference_files(tmp_path, canary):
+    "A DPO preference file (JSON lines) carrying a pickle, binary junk, a non-preference row or a bad line is refused, naming the file or line."
+    from loomnb.llm.trainer import PreferenceData
+    good = PreferenceData([{"prompt": "1+1=", "chosen": "2", "rejected": "3"}]).save(tmp_path / "prefs.jsonl")
+    assert len(PreferenceData.open(good)) == 1
+    for name, data, msg in [("pkl.jsonl", payload_bytes(canary), "not UTF-8 text"), ("junk.jsonl", os.urandom(256) + b"\xff", "not UTF-8 text"),
+                            ("half.jsonl", good.read_bytes()[:20], "line 1 is not JSON"),
+                            ("obj.jsonl", b'{"prompt": {"__class__": "os.system"}, "chosen": "2", "rejected": "3"}\n', "preference 0 must be")]:
+        with pytest.raises(ValueError) as e: PreferenceData.open(write(tmp_path / name, data))
+        assert msg in str(e.value) and (name in str(e.value) or "preference 0" in str(e.value)), (name, str(e.value))

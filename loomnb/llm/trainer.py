@@ -334,8 +334,10 @@ class PreferenceData:
         if isinstance(dataset, (str, Path)):
             path = Path(dataset)
             if not path.is_file(): raise ValueError(f"`dataset`: no preference file at {str(path)!r} (expected JSON lines of prompt/chosen/rejected)")
+            try: text = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError as e: raise ValueError(f"`dataset` {str(path)!r} is not UTF-8 text (JSON lines expected): bad byte at {e.start}") from None
             rows = []
-            for n, line in enumerate(path.read_text().splitlines(), 1):
+            for n, line in enumerate(text.splitlines(), 1):
                 if not line.strip(): continue
                 try: rows.append(json.loads(line))
                 except json.JSONDecodeError as e: raise ValueError(f"`dataset` {str(path)!r} line {n} is not JSON: {e.msg}") from None

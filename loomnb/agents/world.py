@@ -13,7 +13,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['symlog', 'symexp', 'twohot', 'TwoHotHead', 'gaussian_kl', 'kl_balance', 'Latent', 'RSSM', 'WorldModel']
+__all__ = ['symlog', 'symexp', 'twohot', 'TwoHotHead', 'gaussian_kl', 'categorical_kl', 'kl_balance', 'Latent', 'RSSM',
+           'WorldModel']
 
 # %% ../../nbs/36ac_agents.world.ipynb #c005
 def symlog(x: torch.Tensor) -> torch.Tensor:
@@ -58,21 +59,29 @@ def gaussian_kl(mu1, std1, mu2, std2) -> torch.Tensor:
     "KL[N(mu1, std1^2) || N(mu2, std2^2)] of diagonal Gaussians, summed over the last dim."
     return (torch.log(std2 / std1) + (std1.pow(2) + (mu1 - mu2).pow(2)) / (2 * std2.pow(2)) - 0.5).sum(-1)
 
+def categorical_kl(p1, std1, p2, std2, # Class probabilities [..., G*C] of the two latents (the stds are not needed)
+                   classes: int=8, # C: classes per group
+                  ) -> torch.Tensor:
+    "KL[Cat(p1) || Cat(p2)] of G independent categoricals of C classes each, summed over the groups."
+    q, p = p1.unflatten(-1, (-1, classes)), p2.unflatten(-1, (-1, classes))
+    return (q * (q.log() - p.log())).sum((-2, -1))
+
 def kl_balance(post: tuple, # (mu, std) of the posterior [..., S]
                prior: tuple, # (mu, std) of the prior [..., S]
                dyn_scale: float=0.5, rep_scale: float=0.1, # Weights of the dynamics and representation terms
                free_nats: float=1.0, # Free bits: each KL counts as at least this much (no gradient below it)
+               kl_fn=gaussian_kl, # KL of two latents given as (mu, std) pairs (`categorical_kl` for categorical latents)
               ) -> tuple[torch.Tensor, torch.Tensor]: # (loss, the mean KL[q || p] for logging)
     "DreamerV3's balanced KL loss with free bits."
     (qm, qs), (pm, ps) = post, prior
-    dyn = gaussian_kl(qm.detach(), qs.detach(), pm, ps)
-    rep = gaussian_kl(qm, qs, pm.detach(), ps.detach())
+    dyn = kl_fn(qm.detach(), qs.detach(), pm, ps)
+    rep = kl_fn(qm, qs, pm.detach(), ps.detach())
     loss = dyn_scale * dyn.clamp_min(free_nats).mean() + rep_scale * rep.clamp_min(free_nats).mean()
     return loss, dyn.detach().mean()
 
 # %% ../../nbs/36ac_agents.world.ipynb #c015
 class Latent(NamedTuple):
-    "A model state: GRU state h [..., D], stochastic sample z [..., S], and the Gaussian z was drawn from."
+    "A model state: GRU state h [..., D], stochastic sample z [..., S], and the mean and std of the distribution z was drawn from."
     h: torch.Tensor
     z: torch.Tensor
     mu: torch.Tensor
@@ -83,13 +92,24 @@ def _mlp(d_in, hidden, d_out):
     return nn.Sequential(nn.Linear(d_in, hidden), nn.LayerNorm(hidden), nn.SiLU(), nn.Linear(hidden, d_out))
 
 class RSSM(nn.Module):
-    "Recurrent state-space model: GRU deterministic state, diagonal-Gaussian stochastic latent."
-    def __init__(self, embed_dim: int, act_dim: int, deter: int=128, stoch: int=16, hidden: int=128, min_std: float=0.1):
+    "Recurrent state-space model: GRU deterministic state, diagonal-Gaussian or categorical stochastic latent."
+    def __init__(self, embed_dim: int, act_dim: int, deter: int=128, stoch: int=16, hidden: int=128, min_std: float=0.1,
+                 latent: str="gaussian", # "gaussian" or "categorical" (stoch/classes one-hot groups)
+                 classes: int=8, # Categorical: classes per group (must divide stoch)
+                 unimix: float=0.01): # Categorical: weight of the uniform mixture
         super().__init__()
+        if latent not in ("gaussian", "categorical"): raise ValueError(f"RSSM: `latent` must be 'gaussian' or 'categorical', got {latent!r}")
+        if latent == "categorical" and (classes < 2 or stoch % classes): raise ValueError(f"RSSM: `classes`={classes} must be >= 2 and divide `stoch`={stoch}")
         self.inp = nn.Sequential(nn.Linear(stoch + act_dim, hidden), nn.LayerNorm(hidden), nn.SiLU())
         self.gru = nn.GRUCell(hidden, deter)
-        self.prior_net, self.post_net = _mlp(deter, hidden, 2 * stoch), _mlp(deter + embed_dim, hidden, 2 * stoch)
-        self.deter, self.stoch, self.min_std = deter, stoch, min_std
+        out = 2 * stoch if latent == "gaussian" else stoch
+        self.prior_net, self.post_net = _mlp(deter, hidden, out), _mlp(deter + embed_dim, hidden, out)
+        self.deter, self.stoch, self.min_std, self.latent, self.classes, self.unimix = deter, stoch, min_std, latent, classes, unimix
+        self._dist = self._gauss if latent == "gaussian" else self._categorical
+
+    def kl(self, mu1, std1, mu2, std2) -> torch.Tensor:
+        "KL[q || p] of two latents given by their means and stds, the formula matching `latent` (a `kl_fn` of `kl_balance`)."
+        return gaussian_kl(mu1, std1, mu2, std2) if self.latent == "gaussian" else categorical_kl(mu1, std1, mu2, std2, self.classes)
 
     def initial(self, batch: int) -> Latent:
         z = torch.zeros(batch, self.stoch)
@@ -101,23 +121,33 @@ class RSSM(nn.Module):
         eps = torch.randn(mu.shape, generator=generator, dtype=mu.dtype)
         return Latent(h, mu + std * eps, mu, std)
 
+    def _categorical(self, out, h, generator=None, sample=True):
+        C = self.classes
+        p = (1 - self.unimix) * torch.softmax(out.unflatten(-1, (-1, C)), -1) + self.unimix / C   # [..., G, C]
+        mu, std = p.flatten(-2), (p * (1 - p)).sqrt().flatten(-2)
+        if not sample: return Latent(h, mu, mu, std)
+        idx = torch.multinomial(p.reshape(-1, C).detach(), 1, generator=generator).view(p.shape[:-1])
+        onehot = F.one_hot(idx, C).to(p.dtype)
+        return Latent(h, (onehot + p - p.detach()).flatten(-2), mu, std)   # straight-through: one-hot forward, p's gradient
+
     def img_step(self, prev: Latent, action: torch.Tensor, generator=None, sample: bool=True) -> Latent:
         "One imagined step: h from (h, z, a), z from the prior (its mean when not `sample`)."
         h = self.gru(self.inp(torch.cat([prev.z, action], -1)), prev.h)
-        return self._gauss(self.prior_net(h), h, generator, sample)
+        return self._dist(self.prior_net(h), h, generator, sample)
 
     def obs_step(self, prev: Latent, action: torch.Tensor, embed: torch.Tensor, generator=None) -> tuple[Latent, Latent]:
         "One observed step: (posterior state, prior state) for the same h."
         prior = self.img_step(prev, action, generator)
-        return self._gauss(self.post_net(torch.cat([prior.h, embed], -1)), prior.h, generator), prior
+        return self._dist(self.post_net(torch.cat([prior.h, embed], -1)), prior.h, generator), prior
 
 # %% ../../nbs/36ac_agents.world.ipynb #c017
 class WorldModel(nn.Module):
     "Encoder, RSSM and the observation, reward and continuation heads of a DreamerV3-style model (vector observations)."
-    def __init__(self, obs_dim: int, act_dim: int, deter: int=128, stoch: int=16, hidden: int=128, embed: int=64):
+    def __init__(self, obs_dim: int, act_dim: int, deter: int=128, stoch: int=16, hidden: int=128, embed: int=64,
+                 latent: str="gaussian", classes: int=8): # The RSSM's latent ("gaussian" or "categorical") and classes per group
         super().__init__()
         self.encoder = nn.Sequential(nn.Linear(obs_dim, hidden), nn.LayerNorm(hidden), nn.SiLU(), nn.Linear(hidden, embed))
-        self.rssm = RSSM(embed, act_dim, deter, stoch, hidden)
+        self.rssm = RSSM(embed, act_dim, deter, stoch, hidden, latent=latent, classes=classes)
         f = deter + stoch
         self.decoder, self.reward, self.cont = _mlp(f, hidden, obs_dim), TwoHotHead(f), _mlp(f, hidden, 1)
         self.obs_dim, self.act_dim, self.feat_dim = obs_dim, act_dim, f
@@ -139,7 +169,7 @@ class WorldModel(nn.Module):
         obs_l = (self.decoder(feat) - symlog(obs)).pow(2).sum(-1).mean()
         rew_l = self.reward.loss(feat[:, 1:], rewards)
         cont_l = F.binary_cross_entropy_with_logits(self.cont(feat[:, 1:])[..., 0], 1.0 - terminated.float())
-        kl_l, kl = kl_balance((stack(posts, "mu"), stack(posts, "std")), (stack(priors, "mu"), stack(priors, "std")))
+        kl_l, kl = kl_balance((stack(posts, "mu"), stack(posts, "std")), (stack(priors, "mu"), stack(priors, "std")), kl_fn=self.rssm.kl)
         parts = {"obs_loss": obs_l.detach(), "reward_loss": rew_l.detach(), "cont_loss": cont_l.detach(), "kl": kl}
         return obs_l + rew_l + cont_l + kl_l, parts, posts
 

@@ -38,7 +38,9 @@ class DreamerConfig(OffPolicyConfig):
     train_freq: int = 5              # Env steps between updates
     hidden: int | list[int] = 128    # Width of the MLPs (int) or the actor's hidden sizes (list)
     deter: int = 128                 # GRU state size
-    stoch: int = 16                  # Stochastic latent size
+    stoch: int = 16                  # Stochastic latent size (categorical: groups x classes)
+    latent: str = "gaussian"         # "gaussian" or "categorical" (DreamerV3's one-hot groups, straight-through)
+    classes: int = 8                 # Categorical latent: classes per group (must divide stoch)
     embed: int = 64                  # Observation embedding size
     horizon: int = 15                # Imagination horizon H
     lam: float = 0.95                # lambda of the lambda-returns
@@ -55,7 +57,9 @@ class DreamerConfig(OffPolicyConfig):
         self.check_range("lam", 0, 1); self.check_range("return_decay", 0, 1, hi_open=True)
         self.check_range("slow_critic_tau", 0, 1, lo_open=True)
         for k in ("actor_lr", "critic_lr", "grad_clip"): self.check_range(k, 0, None, lo_open=True)
-        self.check_range("entropy_coef", 0); self.check_range("free_nats", 0)
+        self.check_range("entropy_coef", 0); self.check_range("free_nats", 0); self.check_choice("latent", ("gaussian", "categorical"))
+        if self.latent == "categorical" and (self.classes < 2 or self.stoch % self.classes):
+            self._fail("classes", self.classes, f"an int >= 2 that divides stoch={self.stoch}")
         if self.buffer_size % self.n_envs:   # every env then keeps its own write order in the ring
             self._fail("buffer_size", self.buffer_size, f"a multiple of n_envs={self.n_envs}")
 
@@ -221,7 +225,7 @@ class Dreamer(_DreamerActing, OffPolicyAlgorithm):
     def _build(self, policy):
         c = self.config
         width = c.hidden if isinstance(c.hidden, int) else int(c.hidden[0])
-        self.wm = WorldModel(self.obs_dim, self.act_dim, c.deter, c.stoch, width, c.embed)
+        self.wm = WorldModel(self.obs_dim, self.act_dim, c.deter, c.stoch, width, c.embed, c.latent, c.classes)
         f = self.wm.feat_dim
         self.actor = policy if policy is not None else SquashedGaussianPolicy(f, self.act_dim, (width, width) if isinstance(c.hidden, int) else tuple(c.hidden), "relu", -5.0, 2.0)
         self.critic = TwoHotCritic(f, width); self.slow_critic = target_copy(self.critic)

@@ -24,6 +24,4 @@ step "docs site, rendered from the executed notebooks in _exec/"
 bash scripts/docs.sh
 
 step "pytest tests/"
-# Two workers, whole files each (module fixtures such as a Ray cluster or a Redis server stay in one process): many
-# tests wait on subprocesses and servers, so two workers fill the two cores. PYTEST_WORKERS=0 runs them in one process.
-python -m pytest tests -q -rs -p no:cacheprovider --durations=10 -n "${PYTEST_WORKERS:-2}" --dist loadfile
+python -m pytest tests -q -rs -p no:cacheprovider --durations=10

@@ -310,7 +310,7 @@ def test_no_unsafe_loader_in_the_package():
 
 def test_dpo_preference_files(tmp_path, canary):
     "A DPO preference file (JSON lines) carrying a pickle, binary junk, a non-preference row or a bad line is refused, naming the file or line."
-    from loomnb.llm.trainer import PreferenceData
+    from loomnb.llm.preference import PreferenceData
     good = PreferenceData([{"prompt": "1+1=", "chosen": "2", "rejected": "3"}]).save(tmp_path / "prefs.jsonl")
     assert len(PreferenceData.open(good)) == 1
     for name, data, msg in [("pkl.jsonl", payload_bytes(canary), "not UTF-8 text"), ("junk.jsonl", os.urandom(256) + b"\xff", "not UTF-8 text"),

@@ -1,4 +1,4 @@
-"""`Trainer("grpo", model=..., env="math")`: GRPO, online DPO and (offline) DPO on a preference dataset as `Algorithm`s, so callbacks, loggers (reward, KL to the reference, pass@k) and exact-resume checkpoints work as for every other algorithm. The MATH task is a vector env of text prompts whose actions are completions.
+"""`Trainer("grpo", model=..., env="math")`: GRPO and online DPO as `Algorithm`s (DPO on a fixed preference dataset: `loomnb.llm.preference`), so callbacks, loggers (reward, KL to the reference, pass@k) and exact-resume checkpoints work as for every other algorithm. The MATH task is a vector env of text prompts whose actions are completions.
 
 Docs: https://loomorg.github.io/loomnb/llm.trainer.html.md"""
 
@@ -9,13 +9,12 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from pathlib import Path
 import time
 from dataclasses import dataclass
 import numpy as np
 import torch
 from gymnasium import spaces
-from ..core import Config, ConfigError, ALIASES, atomic_write
+from ..core import Config, ConfigError, ALIASES
 from ..envs.loomgym import DIFFICULTIES, generate_problems
 from ..train.learner import Algorithm
 from ..train.state import Callback, TrainState
@@ -23,11 +22,11 @@ from ..train.registry import register_algorithm
 from .model import CharTokenizer, CausalLM, sample_completions
 from .task import MathTask, addition_problems, prompt_text, evaluate
 from .grpo import GRPO, check_prompts, grpo_rollout, grpo_update
-from .dpo import DPO, DPOPair, OnlineDPO, as_pairs, check_pairs, math_preference_pairs, online_dpo_rollout
+from .dpo import OnlineDPO, online_dpo_rollout
 
 # %% auto #0
-__all__ = ['PromptEnvSpec', 'math_problems', 'MathPromptEnv', 'LLMConfig', 'GRPOConfig', 'OnlineDPOConfig', 'GRPOAlgorithm',
-           'OnlineDPOAlgorithm', 'PassAtK', 'PreferenceData', 'DPOConfig', 'DPOAlgorithm']
+__all__ = ['PromptEnvSpec', 'math_problems', 'MathPromptEnv', 'LLMConfig', 'GRPOConfig', 'PreferenceConfig', 'OnlineDPOConfig',
+           'LLMAlgorithm', 'LLMCheckpoints', 'GRPOAlgorithm', 'OnlineDPOAlgorithm', 'PassAtK']
 
 # %% ../../nbs/98a_llm.trainer.ipynb #r006
 @dataclass(frozen=True)
@@ -155,17 +154,21 @@ class GRPOConfig(LLMConfig):
         self.check_range("num_iterations", 1); self.check_range("batch_size", 0)
 
 @dataclass
-class OnlineDPOConfig(LLMConfig):
-    "Online DPO on the MATH task (`loomnb.llm.dpo`): the best and worst of each group form a pair."
-    learning_rate: float = 3e-4  # Adam learning rate
+class PreferenceConfig(LLMConfig):
+    "What the DPO algorithms share (online here, on a fixed dataset in `loomnb.llm.preference`)."
     beta: float = 0.1            # DPO inverse temperature
     nll_coef: float = 0.0        # Weight of the chosen completions' NLL (RPO)
     def validate(self):
         super().validate(); self.check_range("beta", 0.0, lo_open=True); self.check_range("nll_coef", 0.0)
 
+@dataclass
+class OnlineDPOConfig(PreferenceConfig):
+    "Online DPO on the MATH task (`loomnb.llm.dpo`): the best and worst of each group form a pair."
+    learning_rate: float = 3e-4  # Adam learning rate
+
 # %% ../../nbs/98a_llm.trainer.ipynb #r015
-class _LLMAlgorithm(Algorithm):
-    "Setup, env, predict and checkpoint state of the LLM algorithms (a base of `GRPOAlgorithm`, `OnlineDPOAlgorithm`, `DPOAlgorithm`)."
+class LLMAlgorithm(Algorithm):
+    "Setup, env, predict and checkpoint state of the LLM algorithms (a base of `GRPOAlgorithm`, `OnlineDPOAlgorithm`, `loomnb.llm.preference.DPOAlgorithm`)."
     action_spaces, default_env = ("Text",), "math"
     def __init__(self, env, config, device="cpu", policy=None, model=None, ref_model=None, tokenizer=None):
         super().__init__(env, config, device)
@@ -211,7 +214,7 @@ class _LLMAlgorithm(Algorithm):
         return texts[0] if single else np.array(texts, dtype=object)
 
 # %% ../../nbs/98a_llm.trainer.ipynb #r016
-class _LLMCheckpoint:
+class LLMCheckpoints:
     "Checkpoint state of the LLM algorithms: policy, reference, optimizer, generators and counters (a base of the two)."
     def _model_args(self):
         m = self.model
@@ -237,7 +240,7 @@ class _LLMCheckpoint:
         self._inner.generator.manual_seed(int(seed)); self._inner.rng = np.random.default_rng(seed)
 
 # %% ../../nbs/98a_llm.trainer.ipynb #r017
-class GRPOAlgorithm(_LLMCheckpoint, _LLMAlgorithm):
+class GRPOAlgorithm(LLMCheckpoints, LLMAlgorithm):
     "GRPO under the `Trainer`: `collect` samples and scores the groups (`grpo_rollout`), `update` takes the clipped steps (`grpo_update`)."
     config_cls = GRPOConfig
     def _build(self, model, ref_model):
@@ -259,7 +262,7 @@ class GRPOAlgorithm(_LLMCheckpoint, _LLMAlgorithm):
         self.grpo.step += 1; self.grpo.completions_seen += len(self._store); state.n_updates += m["train/n_updates"]
         return m | {"time/update": time.perf_counter() - t0}
 
-class OnlineDPOAlgorithm(_LLMCheckpoint, _LLMAlgorithm):
+class OnlineDPOAlgorithm(LLMCheckpoints, LLMAlgorithm):
     "Online DPO under the `Trainer`: `collect` samples and ranks `group_size` candidates per prompt (`online_dpo_rollout`), `update` takes one DPO step."
     config_cls = OnlineDPOConfig
     def _build(self, model, ref_model):
@@ -310,118 +313,3 @@ class PassAtK(Callback):
         if not self.history: self._eval(state)   # the starting point
     def after_update(self, state):
         if state.iteration % self.every == 0: state.metrics.update(self._eval(state))
-
-# %% ../../nbs/98a_llm.trainer.ipynb #r023b
-class PreferenceData:
-    "A fixed list of preferences for `Trainer(\"dpo\", dataset=...)`: `DPOPair`s or text triples, in memory or a JSON-lines file."
-    env_id = "math"   # what the Trainer evaluates on when no env is given
-    FIELDS, TOKEN_FIELDS = ("prompt", "chosen", "rejected"), ("prompt_tokens", "chosen_tokens", "rejected_tokens")
-    def __init__(self, items, # DPOPairs, or dicts with str "prompt", "chosen", "rejected" (or their "*_tokens" id lists)
-                 source: str="memory"): # Where the rows came from (errors name it)
-        items = list(items) if isinstance(items, (list, tuple)) else None
-        if not items: raise ValueError(f"`dataset` must be a non-empty list of preferences (DPOPair or prompt/chosen/rejected dicts), got {source}")
-        for i, it in enumerate(items):
-            if isinstance(it, DPOPair): continue
-            ok = isinstance(it, dict) and (all(isinstance(it.get(k), str) for k in self.FIELDS) or all(isinstance(it.get(k), list) for k in self.TOKEN_FIELDS))
-            if not ok: raise ValueError(f"`dataset` ({source}): preference {i} must be a DPOPair or a dict of str {self.FIELDS} (or id lists {self.TOKEN_FIELDS}), got {str(it)[:80]!r}")
-        self.items, self.source = items, source
-
-    @classmethod
-    def open(cls, dataset):
-        "The dataset itself, one built from a list, or one read from a JSON-lines path (one preference per line)."
-        if isinstance(dataset, cls): return dataset
-        if isinstance(dataset, (list, tuple)): return cls(dataset)
-        if isinstance(dataset, (str, Path)):
-            path = Path(dataset)
-            if not path.is_file(): raise ValueError(f"`dataset`: no preference file at {str(path)!r} (expected JSON lines of prompt/chosen/rejected)")
-            try: text = path.read_text(encoding="utf-8")
-            except UnicodeDecodeError as e: raise ValueError(f"`dataset` {str(path)!r} is not UTF-8 text (JSON lines expected): bad byte at {e.start}") from None
-            rows = []
-            for n, line in enumerate(text.splitlines(), 1):
-                if not line.strip(): continue
-                try: rows.append(json.loads(line))
-                except json.JSONDecodeError as e: raise ValueError(f"`dataset` {str(path)!r} line {n} is not JSON: {e.msg}") from None
-            return cls(rows, source=str(path))
-        raise ValueError(f"`dataset` must be a PreferenceData, a list of preferences or a JSON-lines path, got {type(dataset).__name__}")
-
-    def pairs(self, tokenizer) -> list:
-        "The preferences as `DPOPair`s (texts encoded by `tokenizer`, completions ending with its end-of-sequence id)."
-        return [it if isinstance(it, DPOPair) else DPOPair(*(it[k] for k in self.TOKEN_FIELDS)) if "prompt_tokens" in it
-                else DPOPair.from_text(tokenizer, *(it[k] for k in self.FIELDS)) for it in self.items]
-
-    def save(self, path):
-        "Write JSON lines (texts as text, `DPOPair`s as their ids), atomically."
-        rows = [{k: getattr(it, k).tolist() for k in self.TOKEN_FIELDS} if isinstance(it, DPOPair) else it for it in self.items]
-        with atomic_write(path, "w") as f: f.write("".join(json.dumps(r) + "\n" for r in rows))
-        return Path(path)
-    def __len__(self): return len(self.items)
-    def __repr__(self): return f"PreferenceData({len(self)} preferences from {self.source})"
-
-
-# %% ../../nbs/98a_llm.trainer.ipynb #r023c
-@dataclass
-class DPOConfig(LLMConfig):
-    "DPO on a fixed preference dataset (`loomnb.llm.dpo.DPO`); gradient steps are the run's steps."
-    learning_rate: float = 5e-4  # Adam learning rate
-    beta: float = 0.1            # DPO inverse temperature
-    nll_coef: float = 0.0        # Weight of the chosen completions' NLL (RPO)
-    batch_size: int = 32         # Pairs per gradient step
-    gradient_steps: int = 10     # Gradient steps per Trainer iteration
-    n_samples: int = 4           # No dataset: samples per training problem the rejected completions are drawn from
-    def validate(self):
-        super().validate(); self.check_range("beta", 0.0, lo_open=True); self.check_range("nll_coef", 0.0)
-        for k in ("batch_size", "gradient_steps", "n_samples"): self.check_range(k, 1)
-
-class DPOAlgorithm(_LLMCheckpoint, _LLMAlgorithm):
-    "DPO under the `Trainer`: `dataset=` preferences, or (none) the answers against the reference's wrong samples of the training problems."
-    config_cls, offline = DPOConfig, True
-    open_dataset = staticmethod(PreferenceData.open)   # (the Trainer opens `dataset=` with it)
-    def __init__(self, env, config, device="cpu", policy=None, model=None, ref_model=None, tokenizer=None, dataset=None):
-        self.dataset = None if dataset is None else PreferenceData.open(dataset)
-        super().__init__(env, config, device, policy, model, ref_model, tokenizer)
-
-    def _build(self, model, ref_model):
-        c = self.config
-        self.dpo = DPO(model, copy.deepcopy(model) if ref_model is None else ref_model, c.beta, c.learning_rate, self.tokenizer, c.max_grad_norm, nll_coef=c.nll_coef)
-        self.model, self.ref_model, self.optimizer = self.dpo.model, self.dpo.ref_model, self.dpo.optimizer
-        self._make_pairs()
-
-    def _make_pairs(self):
-        "The pairs (the dataset's, or made from the reference) and their reference log-probabilities, once."
-        c = self.config
-        pairs = (self.dataset.pairs(self.tokenizer) if self.dataset is not None else
-                 math_preference_pairs(self.ref_model, self.tokenizer, self.env.task, c.n_samples, c.max_new_tokens + 1, seed=c.problem_seed))
-        self.pairs = as_pairs(type(self).__name__, self.tokenizer, pairs, None, None)
-        check_pairs(type(self).__name__, self.model, self.tokenizer, self.pairs)
-        self._ref = self.dpo.reference_logps(self.pairs)
-
-    def collect(self, state: TrainState, on_step=None) -> dict:
-        "No sampling: choose how many gradient steps the next `update` runs."
-        self._phase = max(1, min(self.config.gradient_steps, state.total_timesteps - state.global_step))
-        return {}
-
-    def update(self, state: TrainState) -> dict:
-        "`gradient_steps` DPO steps on minibatches of `batch_size` distinct pairs; they count as the run's `global_step`."
-        t0, k, n = time.perf_counter(), getattr(self, "_phase", self.config.gradient_steps), len(self.pairs)
-        for _ in range(k):
-            idx = self.dpo.rng.choice(n, size=min(self.config.batch_size, n), replace=False)
-            m = self.dpo.train_step([self.pairs[i] for i in idx], ref_logps=self._ref[torch.from_numpy(idx)])
-        state.global_step += k; state.n_updates += k
-        return m | {"train/n_updates": k, "time/update": time.perf_counter() - t0}
-
-    def state_dict(self) -> dict:
-        return {"model": self.model.state_dict(), "ref_model": self.ref_model.state_dict(), "optimizer": self.optimizer.state_dict(),
-                "rng": self.dpo.rng.bit_generator.state, "step": self.dpo.step, "model_args": self._model_args()}
-
-    def load_state_dict(self, d: dict):
-        if self._own_model and d.get("model_args") and d["model_args"] != self._model_args():   # a model of other sizes: build it
-            self.dpo = None; self._build(CausalLM(**d["model_args"]).to(self.device), CausalLM(**d["model_args"]).to(self.device))
-        self.model.load_state_dict(d["model"]); self.ref_model.load_state_dict(d["ref_model"]); self.optimizer.load_state_dict(d["optimizer"])
-        self.dpo.rng.bit_generator.state, self.dpo.step = d["rng"], int(d["step"])
-        self._make_pairs()   # from the restored reference: the same pairs and reference log-probabilities as the run had
-        self.obs = self.env.observations
-
-    def seed_rng(self, seed: int): self.dpo.rng = np.random.default_rng(seed)
-
-_ = register_algorithm("dpo", DPOAlgorithm)
-

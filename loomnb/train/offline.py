@@ -19,7 +19,7 @@ from ..buffers.offline import OfflineDatasetBuffer
 from ..buffers.datasets import load_dataset, check_env_matches, space_from_json, space_to_json
 
 # %% auto #0
-__all__ = ['spaces_Discrete', 'OFFLINE_FORMAT', 'OfflineConfig', 'open_dataset', 'OfflineData', 'OfflineLoop',
+__all__ = ['spaces_Discrete', 'OFFLINE_FORMAT', 'OfflineConfig', 'open_dataset', 'OfflineData', 'gradient_phase', 'OfflineLoop',
            'OfflineCheckpoints', 'OfflineAlgorithm']
 
 # %% ../../nbs/39b_train.offline.ipynb #c005
@@ -106,6 +106,12 @@ class OfflineData:
                           float(self.config.gamma), None, idx)
 
 # %% ../../nbs/39b_train.offline.ipynb #c012
+def gradient_phase(gradient_steps: int, # Gradient steps per Trainer iteration
+                   state: TrainState, # The run's state: gradient steps count as its `global_step`
+                  ) -> int:
+    "Gradient steps of the next phase of a dataset-only algorithm: `gradient_steps`, fewer at the end of the budget, at least one."
+    return max(1, min(gradient_steps, state.total_timesteps - state.global_step))
+
 class OfflineLoop:
     "Mixin of `OfflineAlgorithm`: `train`, the `Trainer` phases and `predict`."
     def train(self, n_gradient_steps: int, # Gradient steps to run
@@ -122,7 +128,7 @@ class OfflineLoop:
 
     def collect(self, state: TrainState, on_step=None) -> dict:
         "No env steps: choose how many gradient steps the next `update` runs."
-        self._phase = max(1, min(self.config.gradient_steps, state.total_timesteps - state.global_step))
+        self._phase = gradient_phase(self.config.gradient_steps, state)
         return {}
 
     def update(self, state: TrainState) -> dict:

@@ -58,7 +58,8 @@ class DreamerConfig(OffPolicyConfig):
         self.check_range("slow_critic_tau", 0, 1, lo_open=True)
         for k in ("actor_lr", "critic_lr", "grad_clip"): self.check_range(k, 0, None, lo_open=True)
         self.check_range("entropy_coef", 0); self.check_range("free_nats", 0); self.check_choice("latent", ("gaussian", "categorical"))
-        if self.latent == "categorical" and (self.classes < 2 or self.stoch % self.classes):
+        self.check_range("classes", 2)
+        if self.latent == "categorical" and self.stoch % self.classes:
             self._fail("classes", self.classes, f"an int >= 2 that divides stoch={self.stoch}")
         if self.buffer_size % self.n_envs:   # every env then keeps its own write order in the ring
             self._fail("buffer_size", self.buffer_size, f"a multiple of n_envs={self.n_envs}")

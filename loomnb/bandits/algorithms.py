@@ -10,6 +10,7 @@ import numpy as np
 from ..core import did_you_mean
 from .base import AlgorithmParameters, BaseBandit
 from .greedy import EpsilonGreedyBandit, ContextualBandit, SoftmaxBandit
+from .adaptive import AdaptiveContextualBandit
 from .ridge import LinUCBBandit, LinearThompsonBandit, RidgeEpsilonGreedyBandit, ridge_scores_ref
 
 # %% auto #0
@@ -17,7 +18,8 @@ __all__ = ['ALGORITHMS', 'RECOMMENDED_ALGORITHM', 'make_algorithm', 'linear_prob
 
 # %% ../../nbs/91_bandits.algorithms.ipynb #c030
 ALGORITHMS: dict[str, type] = {c.name: c for c in (EpsilonGreedyBandit, ContextualBandit, LinUCBBandit,
-                                                   LinearThompsonBandit, SoftmaxBandit, RidgeEpsilonGreedyBandit)}
+                                                   LinearThompsonBandit, SoftmaxBandit, RidgeEpsilonGreedyBandit,
+                                                   AdaptiveContextualBandit)}
 RECOMMENDED_ALGORITHM = "linucb"
 
 def make_algorithm(name: str, # Registry name, e.g. "linucb", "epsilon_greedy"

@@ -11,6 +11,7 @@ from ..core import did_you_mean
 from .base import AlgorithmParameters, BaseBandit
 from .greedy import EpsilonGreedyBandit, ContextualBandit, SoftmaxBandit
 from .adaptive import AdaptiveContextualBandit
+from .drift import with_drift_reset
 from .ridge import LinUCBBandit, LinearThompsonBandit, RidgeEpsilonGreedyBandit, ridge_scores_ref
 
 # %% auto #0
@@ -25,10 +26,11 @@ RECOMMENDED_ALGORITHM = "linucb"
 def make_algorithm(name: str, # Registry name, e.g. "linucb", "epsilon_greedy"
                    params: AlgorithmParameters | dict | None = None, # Hyperparameters
                    **kwargs) -> BaseBandit:
-    "Instantiate a registered algorithm by name."
+    "Instantiate a registered algorithm by name (wrapped in a `DriftResetBandit` when `drift_detector` asks for one)."
     if name not in ALGORITHMS:
         raise ValueError(f"Unknown bandit algorithm {name!r}.{did_you_mean(name, ALGORITHMS)} Available: {', '.join(ALGORITHMS)}")
-    return ALGORITHMS[name](params, **kwargs)
+    algo = ALGORITHMS[name](params, **kwargs)
+    return with_drift_reset(algo, algo.params)
 
 # %% ../../nbs/91_bandits.algorithms.ipynb #c038
 def linear_problem(n_rounds: int, # Rounds T

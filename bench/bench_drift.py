@@ -13,16 +13,17 @@ sports, Anna afternoon -> sports) for another --iterations. Scenario 3: get_cost
 Anna morning and afternoon -> food, an article never clicked before). Every contender sees the same contexts for a seed
 (the same generator) and the features VW sees with -q UA: per article, a linear model of [user=Tom, user=Anna,
 time=morning, time=afternoon]. VW: --cb_explore_adf -q UA --epsilon 0.2 (the tutorial's learner), pmf sampled with
-the seed's generator. loomnb: LinUCB (alpha 1), linear Thompson sampling, and the contextual epsilon-greedy
-(`contextual_bandit`, SGD, epsilon 0.2), through predict_sync/update_sync; "+ reset" rows add a Page-Hinkley detector
-(loomnb.eval.drift) on the reward stream that restarts the weights when it alarms.
+the seed's generator. loomnb: LinUCB (alpha 1), linear Thompson sampling, the contextual epsilon-greedy
+(`contextual_bandit`, constant-step SGD, epsilon 0.2), the ridge epsilon-greedy, and `adaptive_contextual_bandit`
+(VW's adaptive normalised invariant update), through predict_sync/update_sync; "+ reset" rows use the library's drift
+option (`drift_detector="page_hinkley"`, bandits.drift: a Page-Hinkley test from loomnb.eval.drift on the reward stream
+that restarts the weights when it alarms).
 CTR (the tutorial's): cumulative clicks / events. Windowed CTR: clicks over the last --window events. Recovery: events
 after the change until the windowed CTR is back to >= 90% of its level over the --window events before the change.
 """
 import argparse, asyncio, math, os, platform, shutil, tempfile, time
 import numpy as np
 from loomnb.bandits.algorithms import make_algorithm
-from loomnb.eval.drift import PageHinkley
 
 USERS, TIMES = ["Tom", "Anna"], ["morning", "afternoon"]
 ARTICLES = ["politics", "sports", "music", "food", "finance", "health", "camping"]
@@ -51,18 +52,20 @@ def clicks_of(cost_fns, users, times, n_per):
     return out
 
 
-def run_loomnb(name, reset=False, importance=False, **params):
-    "A loomnb algorithm; `importance`: each update weighted by 1/propensity (x and r scaled by its square root, which weights a ridge fit exactly), as VW's default cb_type mtr weights its regression."
+def run_loomnb(name, importance=None, **params):
+    """A loomnb algorithm through predict_sync/update_sync. `importance`: each update weighted by its propensity, as VW's
+    default cb_type mtr weights its regression: "scale" multiplies x and r by sqrt(1/p) (which weights a ridge fit by 1/p
+    exactly), "weight" passes importance_weight=1/(K p) (the adaptive SGD learner; VW's mtr weight)."""
     def run(users, times, clicks, seed):
         algo = make_algorithm(name, seed=seed, **params); acts = list(range(len(ARTICLES))); w = {}
-        det = PageHinkley(delta=0.05, threshold=15.0, min_samples=100) if reset else None
         X = [features(u, t) for u, t in ((0, 0), (0, 1), (1, 0), (1, 1))]; got = np.empty(len(users))
         for t in range(len(users)):
             x = X[2 * users[t] + times[t]]
             a, meta = algo.predict_sync(w, x, acts); r = clicks[t, a]; got[t] = r
-            s = 1.0 / math.sqrt(meta["propensity"]) if importance else 1.0
-            w, _ = algo.update_sync(w, x * s, a, r * s)
-            if det is not None and det.update(r): w = {}; det.reset()  # the preferences changed: learn them afresh
+            if importance == "weight": w, _ = algo.update_sync(w, x, a, r, importance_weight=1.0 / (len(acts) * meta["propensity"]))
+            else:
+                s = 1.0 / math.sqrt(meta["propensity"]) if importance == "scale" else 1.0
+                w, _ = algo.update_sync(w, x * s, a, r * s)
         return got
     return run
 
@@ -84,11 +87,14 @@ def run_vw(users, times, clicks, seed):
 
 
 def contenders(have_vw):
+    reset = dict(drift_detector="page_hinkley")  # the library's drift option (bandits.drift; delta 0.05, threshold 15, 100 events minimum)
     c = {"loomnb LinUCB": run_loomnb("linucb", alpha=1.0), "loomnb Thompson": run_loomnb("linear_thompson"),
          "loomnb eps-greedy 0.2 (SGD)": run_loomnb("contextual_bandit", exploration_rate=0.2, learning_rate=0.1),
-         "loomnb eps-greedy 0.2 (ridge, 1/p weights)": run_loomnb("ridge_epsilon_greedy", importance=True, exploration_rate=0.2),
-         "loomnb LinUCB + reset": run_loomnb("linucb", reset=True, alpha=1.0),
-         "loomnb Thompson + reset": run_loomnb("linear_thompson", reset=True)}
+         "loomnb eps-greedy 0.2 (ridge, 1/p weights)": run_loomnb("ridge_epsilon_greedy", importance="scale", exploration_rate=0.2),
+         "loomnb eps-greedy 0.2 (adaptive SGD, lr 0.5)": run_loomnb("adaptive_contextual_bandit", exploration_rate=0.2, learning_rate=0.5),
+         "loomnb eps-greedy 0.2 (adaptive SGD, lr 0.5, 1/(Kp) weights)": run_loomnb("adaptive_contextual_bandit", importance="weight", exploration_rate=0.2, learning_rate=0.5),
+         "loomnb LinUCB + reset": run_loomnb("linucb", alpha=1.0, **reset),
+         "loomnb Thompson + reset": run_loomnb("linear_thompson", **reset)}
     if have_vw: c["VW cb_explore_adf eps 0.2"] = run_vw
     return c
 

@@ -10,6 +10,8 @@ import numpy as np
 from ..core import did_you_mean
 from .base import AlgorithmParameters, BaseBandit
 from .greedy import EpsilonGreedyBandit, ContextualBandit, SoftmaxBandit
+from .adaptive import AdaptiveContextualBandit
+from .drift import with_drift_reset
 from .ridge import LinUCBBandit, LinearThompsonBandit, RidgeEpsilonGreedyBandit, ridge_scores_ref
 
 # %% auto #0
@@ -17,16 +19,18 @@ __all__ = ['ALGORITHMS', 'RECOMMENDED_ALGORITHM', 'make_algorithm', 'linear_prob
 
 # %% ../../nbs/91_bandits.algorithms.ipynb #c030
 ALGORITHMS: dict[str, type] = {c.name: c for c in (EpsilonGreedyBandit, ContextualBandit, LinUCBBandit,
-                                                   LinearThompsonBandit, SoftmaxBandit, RidgeEpsilonGreedyBandit)}
+                                                   LinearThompsonBandit, SoftmaxBandit, RidgeEpsilonGreedyBandit,
+                                                   AdaptiveContextualBandit)}
 RECOMMENDED_ALGORITHM = "linucb"
 
 def make_algorithm(name: str, # Registry name, e.g. "linucb", "epsilon_greedy"
                    params: AlgorithmParameters | dict | None = None, # Hyperparameters
                    **kwargs) -> BaseBandit:
-    "Instantiate a registered algorithm by name."
+    "Instantiate a registered algorithm by name (wrapped in a `DriftResetBandit` when `drift_detector` asks for one)."
     if name not in ALGORITHMS:
         raise ValueError(f"Unknown bandit algorithm {name!r}.{did_you_mean(name, ALGORITHMS)} Available: {', '.join(ALGORITHMS)}")
-    return ALGORITHMS[name](params, **kwargs)
+    algo = ALGORITHMS[name](params, **kwargs)
+    return with_drift_reset(algo, algo.params)
 
 # %% ../../nbs/91_bandits.algorithms.ipynb #c038
 def linear_problem(n_rounds: int, # Rounds T

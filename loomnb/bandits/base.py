@@ -32,12 +32,18 @@ class AlgorithmParameters(Config):
     temperature: float = 0.1         # Softmax temperature (lower = greedier)
     propensity_draws: int = 256      # Thompson: Monte-Carlo draws to estimate the chosen action's propensity
     seed: int | None = None          # Seed of the exploration generator (None = fresh entropy)
+    drift_detector: str = "none"     # "page_hinkley": restart the weights when a Page-Hinkley test on the rewards alarms (`bandits.drift`)
+    drift_delta: float = 0.05        # Page-Hinkley tolerance: reward drops smaller than this are ignored
+    drift_threshold: float = 15.0    # Page-Hinkley alarm threshold (in reward units summed over events)
+    drift_min_samples: int = 100     # No alarm before this many rewards since the last (re)start
 
     def validate(self):
         self.check_range("learning_rate", 0, 1, lo_open=True); self.check_range("exploration_rate", 0, 1)
         self.check_range("discount_factor", 0, 1); self.check_range("alpha", 0)
         self.check_range("ridge", 0, lo_open=True); self.check_range("posterior_scale", 0)
         self.check_range("temperature", 0, lo_open=True); self.check_range("propensity_draws", 1)
+        self.check_choice("drift_detector", ["none", "page_hinkley"]); self.check_range("drift_delta", 0)
+        self.check_range("drift_threshold", 0, lo_open=True); self.check_range("drift_min_samples", 1)
 
 # %% ../../nbs/90a_bandits.base.ipynb #c009a
 class _BanditWeightChecks:

@@ -90,7 +90,7 @@ class _QdrantConnection:
         finally: self.client = None
     async def close(self) -> None:
         if self.client is not None and self._own: await self._close_client()
-        self._ready = False
+        self._ready = False; self.__dict__.pop("_ix", None)  # (the local-mode index: another process may write while closed)
     def is_ready(self) -> bool: return self._ready
     def _cli(self):
         if not self._ready: raise RuntimeError(f"the {self._where()} is not connected: `await memory.connect()` first")
@@ -139,6 +139,7 @@ class _QdrantWrites:
         ids = [str(uuid.uuid4()) for _ in pts]
         await cli.upsert(self.collection, wait=True, points=[self.models.PointStruct(id=i, vector=s.tolist(), payload={**p, "model_id": model_id})
                                                            for i, (s, p) in zip(ids, pts)])
+        self._index_add(model_id, ids, pts)
         return ids
     async def store_experience(self, model_id, state_vector, action_index, reward, next_state_vector=None, **extra) -> str:
         "Record one interaction (extra: propensity, available_actions, priority, timestamp); returns its id."
@@ -152,7 +153,7 @@ class _QdrantWrites:
                 if r.payload.get("model_id") == model_id}
         ops = [self.models.SetPayloadOperation(set_payload=self.models.SetPayload(payload={"priority": p}, points=[i]))
                for i, p in want.items() if i in live]
-        if ops: await cli.batch_update_points(self.collection, ops, wait=True)
+        if ops: await cli.batch_update_points(self.collection, ops, wait=True); self._index_priorities(model_id, {i: p for i, p in want.items() if i in live})
     async def purge_experiences(self, model_id: str, older_than_seconds: float) -> int:
         "Delete the model's experiences older than `older_than_seconds`; returns how many."
         m, cli = self.models, self._cli()
@@ -161,7 +162,41 @@ class _QdrantWrites:
                            m.FieldCondition(key="ts", range=m.Range(lt=time.time() - older_than_seconds))])
         n = (await cli.count(self.collection, count_filter=f, exact=True)).count
         if n: await cli.delete(self.collection, points_selector=m.FilterSelector(filter=f), wait=True)
+        self._index_drop(model_id)
         return n
+
+# %% ../../nbs/92d_bandits.vector_memory.ipynb #d92d12a
+class _LocalIndex:
+    "In local mode (this client holds the folder's lock, so it is the only writer) the ids, times and priorities of each model's points, kept in memory."
+    def _indexable(self) -> bool: return self._own and not str(self.location).startswith(("http://", "https://"))
+    def _index_add(self, model_id, ids, pts):
+        ix = self.__dict__.get("_ix", {}).get(model_id)
+        if ix is None: return  # not built yet: its first use scrolls these points too
+        ix["ids"] += ids; ix["ts"] += [p["ts"] for _, p in pts]; ix["pr"] += [p["priority"] for _, p in pts]
+        ix["pos"].update((i, len(ix["ids"]) - len(ids) + k) for k, i in enumerate(ids))
+    def _index_priorities(self, model_id, new):
+        ix = self.__dict__.get("_ix", {}).get(model_id)
+        if ix is not None:
+            for i, p in new.items(): ix["pr"][ix["pos"][i]] = p
+    def _index_drop(self, model_id): self.__dict__.get("_ix", {}).pop(model_id, None)
+    async def _scan(self, model_id, cutoff) -> tuple[list, np.ndarray, np.ndarray]:
+        "Ids, times and priorities of the model's points (those not older than `cutoff`): one scroll through them."
+        ids, ts, pr, off, cli, f = [], [], [], None, self._cli(), self._filter(model_id, cutoff)
+        while True:
+            pts, off = await cli.scroll(self.collection, scroll_filter=f, limit=10_000, offset=off, with_payload=["priority", "ts"], with_vectors=False)
+            ids += [str(p.id) for p in pts]; ts += [p.payload.get("ts", 0.0) for p in pts]; pr += [p.payload.get("priority", 1.0) for p in pts]
+            if off is None: return ids, np.asarray(ts, np.float64), np.asarray(pr, np.float64)
+    async def _index(self, model_id) -> tuple[list, np.ndarray]:
+        "Ids and priorities of the model's experiences not older than `max_experience_age_seconds`."
+        cutoff = self._cutoff()
+        if not self._indexable(): ids, _, pr = await self._scan(model_id, cutoff); return ids, pr
+        ix = self.__dict__.setdefault("_ix", {}).get(model_id)
+        if ix is None:  # first use in this process: one scroll of everything the folder holds for the model
+            ids, ts, pr = await self._scan(model_id, -math.inf)
+            ix = self._ix[model_id] = {"ids": ids, "ts": ts.tolist(), "pr": pr.tolist(), "pos": {i: k for k, i in enumerate(ids)}}
+        if cutoff == -math.inf: return ix["ids"], np.asarray(ix["pr"], np.float64)
+        live = np.flatnonzero(np.asarray(ix["ts"], np.float64) >= cutoff)
+        return [ix["ids"][k] for k in live], np.asarray(ix["pr"], np.float64)[live]
 
 # %% ../../nbs/92d_bandits.vector_memory.ipynb #d92d13
 def _stored(p) -> StoredExperience:
@@ -171,18 +206,11 @@ def _stored(p) -> StoredExperience:
                             None if s2 is None else np.asarray(s2, np.float64), float(d["ts"]), float(d.get("priority", 1.0)),
                             d.get("propensity"), None if av is None else np.asarray(av, np.int64))
 
-class QdrantExperienceStore(_QdrantWrites, _QdrantConnection):
+class QdrantExperienceStore(_LocalIndex, _QdrantWrites, _QdrantConnection):
     "Experiences in a Qdrant collection (local mode on disk, or a server): uniform, prioritized and similarity sampling."
     async def count_experiences(self, model_id: str) -> int:
         if self.dim is None: return 0
         return (await self._cli().count(self.collection, count_filter=self._filter(model_id), exact=True)).count
-    async def _index(self, model_id) -> tuple[list, np.ndarray]:
-        "Ids and priorities of the model's experiences not older than `max_experience_age_seconds`."
-        ids, pr, off, cli, f = [], [], None, self._cli(), self._filter(model_id, self._cutoff())
-        while True:
-            pts, off = await cli.scroll(self.collection, scroll_filter=f, limit=10_000, offset=off, with_payload=["priority"], with_vectors=False)
-            ids += [str(p.id) for p in pts]; pr += [p.payload.get("priority", 1.0) for p in pts]
-            if off is None: return ids, np.asarray(pr, np.float64)
     async def sample_experiences(self, model_id: str, batch_size: int, query_state=None) -> list[StoredExperience]:
         "A replay batch: uniform i.i.d. by default, prioritized when configured, the nearest states to `query_state` in similarity mode."
         mode = self.settings.sampling_mode

@@ -91,9 +91,13 @@ def run_server(model, variant, seconds, base=None, use_wrk=False):
     srv = subprocess.Popen([sys.executable, "-m", "loomnb", "serve", model, "--port", str(port), *VARIANTS[variant],
                             "--registry", str(Path(tempfile.mkdtemp())/"r.sqlite")], env=env, cwd=code, stdout=subprocess.DEVNULL)
     try:
-        for _ in range(600):
+        t0 = time.time()
+        while True:
+            if srv.poll() is not None: raise RuntimeError(f"{variant}: the server exited with {srv.returncode}")
             try: urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1); break
-            except OSError: time.sleep(0.1)
+            except OSError:
+                if time.time() - t0 > 300: raise RuntimeError(f"{variant}: the server did not answer within 300 s")
+                time.sleep(0.2)
         shape = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz"))["obs_shape"]
         one = [0.01] * int(np.prod(shape))
         run_phase(port, "POST", "/predict", {"obs": one}, 4, 1.0)   # warm-up

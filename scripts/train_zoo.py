@@ -1,4 +1,5 @@
-"""Train the pretrained policies shipped in loomnb/workflow/pretrained/ (PPO and DQN on CartPole-v1, SAC on Pendulum-v1).
+"""Train the pretrained policies shipped in loomnb/workflow/pretrained/ (PPO and DQN on CartPole-v1, SAC on Pendulum-v1,
+and an early DQN CartPole checkpoint that the online-learning notebook starts from).
 
 Each is trained with loomnb at a fixed seed, evaluated deterministically over 20 episodes (reset seed 123) through the
 exported acting module, and written as `card.json` + `weights.safetensors`. About a minute in all on one CPU core.
@@ -21,6 +22,8 @@ DQN_CARTPOLE = dict(learning_rate=2.3e-3, batch_size=64, buffer_size=100_000, le
 MODELS = {  # name: (algorithm, env id, seed, config, env steps, description)
     "ppo-cartpole": ("ppo", "CartPole-v1", 2, ZOO_CARTPOLE, 50_000, "PPO on CartPole-v1 (rl-zoo hyperparameters), 50k steps"),
     "dqn-cartpole": ("dqn", "CartPole-v1", 0, DQN_CARTPOLE, 20_000, "DQN on CartPole-v1, 20k steps"),
+    "dqn-cartpole-early": ("dqn", "CartPole-v1", 1, DQN_CARTPOLE, 6_000,
+                           "DQN on CartPole-v1 after 6k steps: an early checkpoint, the starting point of nbs/87a_workflow.online"),
     "sac-pendulum": ("sac", "Pendulum-v1", 0, dict(hidden=[64, 64], learning_starts=500, batch_size=128), 8_000,
                      "SAC on Pendulum-v1, 8k steps"),
 }

@@ -19,9 +19,9 @@ def _call(port, path, body=None, raw=None, headers=None):
     except urllib.error.HTTPError as e: return e.code, e.read().decode()
 
 class Server:
-    def __init__(self, *args):
+    def __init__(self, *args, env=None):
         self.port = _free_port()
-        self.p = subprocess.Popen([sys.executable, "-m", "loomnb", "serve", *args, "--port", str(self.port)], env=ENV, cwd=ROOT,
+        self.p = subprocess.Popen([sys.executable, "-m", "loomnb", "serve", *args, "--port", str(self.port)], env={**ENV, **(env or {})}, cwd=ROOT,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         t0 = time.time()
         while time.time() - t0 < 120:
@@ -73,6 +73,11 @@ def test_healthz_and_metrics(builtin):
     code, text = builtin.call("/metrics")
     assert code == 200 and 'loomnb_serve_requests_total{route="/predict",status="200"}' in text
     assert "loomnb_serve_latency_seconds_bucket" in text and 'loomnb_serve_model_version{name="ppo-cartpole"} 1.0' in text
+
+def test_default_runtime_is_onnx_after_the_parity_check(builtin):
+    pytest.importorskip("onnxruntime")
+    h = json.loads(builtin.call("/healthz")[1])
+    assert h["runtime"] == "onnx" and "parity with torch checked" in h["runtime_reason"], h
 
 def test_version_pinning(tmp_path):
     from loomnb.train.learner import Trainer

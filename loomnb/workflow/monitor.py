@@ -1,4 +1,4 @@
-"""Safety monitors for a served policy: observation and action range checks with clipping, episode-return drift against the promoted baseline (a CUSUM from `loomnb.eval.drift`), a decision log that loses nothing, and automatic rollback in the zoo with the reason recorded.
+"""Safety monitors for a served policy: observation and action range checks with clipping, episode-return drift against the promoted baseline (a CUSUM from `loomnb.eval.drift`), the KL divergence between the served and the previous version on live observations, a decision log of full transitions that loses nothing, and automatic rollback in the zoo with the reason recorded.
 
 Docs: https://loomorg.github.io/loomnb/workflow.monitor.html.md"""
 
@@ -7,15 +7,18 @@ Docs: https://loomorg.github.io/loomnb/workflow.monitor.html.md"""
 # %% ../../nbs/87_workflow.monitor.ipynb #m87002
 from __future__ import annotations
 import math, time
+from collections import deque
 from pathlib import Path
 import numpy as np
+import torch
 from gymnasium import spaces
 from ..eval.drift import CUSUM
+from ..envs.registry import make
 from .zoo import ModelZoo, ZooError
 
 # %% auto #0
-__all__ = ['RangeMonitor', 'ReturnMonitor', 'DecisionLog', 'GuardedPolicy', 'simulate', 'ActionShiftMonitor',
-           'version_divergence']
+__all__ = ['LOG_FIELDS', 'RangeMonitor', 'ReturnMonitor', 'DecisionLog', 'GuardedPolicy', 'simulate', 'ActionShiftMonitor',
+           'version_divergence', 'net_output', 'policy_kl', 'KLMonitor']
 
 # %% ../../nbs/87_workflow.monitor.ipynb #m87006
 class RangeMonitor:
@@ -69,42 +72,90 @@ class ReturnMonitor:
     def reset(self): self.detector.reset(); self.running[:] = 0.0
 
 # %% ../../nbs/87_workflow.monitor.ipynb #m87013
+LOG_FIELDS = ("step", "unit", "obs", "action", "propensity", "reward", "next_obs", "terminated", "truncated", "version")
+
 class DecisionLog:
-    "Append-only log of served decisions: (step, obs, action, propensity, reward, version) per env copy."
-    def __init__(self): self._obs, self._act, self._ver, self._step, self._rew, self._prop = [], [], [], [], [], []
+    "Append-only log of served decisions and their outcomes: one row per decision (see `LOG_FIELDS`)."
+    def __init__(self): self._cols, self._n = {k: [] for k in LOG_FIELDS}, 0
 
-    def decide(self, step: int, obs: np.ndarray, action: np.ndarray, version: int, propensity=1.0):
-        "Record a batch of decisions (propensity 1.0: a deterministic policy)."
-        n = len(obs)
-        self._obs.append(np.array(obs, np.float32)); self._act.append(np.array(action)); self._step.append(np.full(n, step))
-        self._ver.append(np.full(n, -1 if version is None else version)); self._prop.append(np.broadcast_to(np.asarray(propensity, np.float64), (n,)).copy())
-        self._rew.append(np.full(n, np.nan))
+    def decide(self, step: int, obs: np.ndarray, action: np.ndarray, version: int, propensity=1.0, unit=None):
+        "Record a batch of decisions (propensity 1.0: a deterministic policy; unit: ids, default the row in the batch)."
+        n, c = len(obs), self._cols
+        c["obs"].append(np.array(obs, np.float32)); c["action"].append(np.array(action)); c["step"].append(np.full(n, step))
+        c["version"].append(np.full(n, -1 if version is None else version))
+        c["propensity"].append(np.broadcast_to(np.asarray(propensity, np.float64), (n,)).copy())
+        c["unit"].append(np.arange(n) if unit is None else np.asarray(unit, np.int64).reshape(n))
+        c["reward"].append(np.full(n, np.nan)); c["next_obs"].append(np.full_like(c["obs"][-1], np.nan))
+        c["terminated"].append(np.zeros(n, bool)); c["truncated"].append(np.zeros(n, bool)); self._n += n
 
-    def reward(self, rewards):
-        "Attach the rewards of the last batch of decisions."
-        if not self._rew: raise ValueError("DecisionLog.reward: no decision was logged yet")
-        self._rew[-1][:] = np.asarray(rewards, np.float64)
+    def reward(self, rewards, next_obs=None, terminated=None, truncated=None):
+        "Attach the outcome of the last batch of decisions (`next_obs`: the true next observations)."
+        c = self._cols
+        if not c["reward"]: raise ValueError("DecisionLog.reward: no decision was logged yet")
+        c["reward"][-1][:] = np.asarray(rewards, np.float64)
+        if next_obs is not None: c["next_obs"][-1][:] = np.asarray(next_obs, np.float32).reshape(c["obs"][-1].shape)
+        if terminated is not None: c["terminated"][-1][:] = np.asarray(terminated, bool)
+        if truncated is not None: c["truncated"][-1][:] = np.asarray(truncated, bool)
 
-    def __len__(self): return sum(len(a) for a in self._step)
+    def __len__(self): return self._n
 
     def arrays(self) -> dict:
-        "The whole log as flat arrays."
-        cat = lambda xs, dt=None: np.concatenate(xs) if xs else np.zeros(0, dt)
-        return {"step": cat(self._step, int), "obs": cat(self._obs, np.float32), "action": cat(self._act), "propensity": cat(self._prop),
-                "reward": cat(self._rew), "version": cat(self._ver, int)}
+        "The whole log as flat arrays, plus `complete` (rows with a reward and a next observation)."
+        out = {k: np.concatenate(v) for k, v in self._cols.items() if v}
+        if not out: return {}
+        ax = tuple(range(1, out["next_obs"].ndim))
+        out["complete"] = ~np.isnan(out["reward"]) & ~np.isnan(out["next_obs"]).any(axis=ax)
+        return out
 
     def save(self, path) -> Path:
         "Write the log as a NumPy `.npz` (plain arrays, loadable with allow_pickle=False)."
-        p = Path(path); p.parent.mkdir(parents=True, exist_ok=True); np.savez(p, **self.arrays()); return p
+        p = Path(path); p.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(p, **{k: v for k, v in self.arrays().items() if k != "complete"}); return p
+
+    @classmethod
+    def load(cls, path) -> "DecisionLog":
+        "A log saved by `save`, including logs from before the outcome columns (their rows are not `complete`)."
+        with np.load(path, allow_pickle=False) as f: d = {k: f[k] for k in f.files}
+        missing = {"step", "obs", "action", "propensity", "reward", "version"} - set(d)
+        if missing: raise ValueError(f"DecisionLog.load: {str(path)!r} is not a decision log (no {sorted(missing)})")
+        n, log = len(d["step"]), cls()
+        d.setdefault("unit", np.zeros(n, np.int64)); d.setdefault("next_obs", np.full_like(d["obs"], np.nan, dtype=np.float32))
+        for k in ("terminated", "truncated"): d.setdefault(k, np.zeros(n, bool))
+        for k in LOG_FIELDS: log._cols[k].append(d[k])
+        log._n = n
+        return log
 
 # %% ../../nbs/87_workflow.monitor.ipynb #m87015
-class GuardedPolicy:
-    "Serve the zoo's current version of `name` with range checks, a decision log, return-drift detection and rollback."
+class _Intervening:
+    "The one intervention path of `GuardedPolicy` (a base of it): roll back, else fall back to the safe action, else alert."
+    def intervene(self, reason: str) -> dict:
+        ev = {"step": self.step, "from_version": self.version, "reason": reason}
+        try:
+            ev["to_version"] = self.zoo.rollback(self.name, reason=reason); ev["action"] = "rollback"
+            self.policy = self.zoo.load(self.name, ev["to_version"]); self.returns.reset()
+            self.kl = None   # the version now served is the one the KL was measured against
+        except ZooError as e:
+            ev["action"], ev["to_version"] = ("fallback" if self.fallback_action is not None else "alert"), self.version
+            ev["reason"] += f"; no rollback: {e}"
+            self.mode = "fallback" if self.fallback_action is not None else "alert"
+        self.events.append(ev)
+        return ev
+
+    def previous_version(self) -> int | None:
+        "The version that was current before the served one was promoted (None if there is none)."
+        ev = [e for e in self.zoo.events(self.name) if e["action"] in ("promote", "rollback")]
+        return ev[-1]["from_version"] if ev and ev[-1]["to_version"] == self.version and ev[-1]["action"] == "promote" else None
+
+# %% ../../nbs/87_workflow.monitor.ipynb #m87015a
+class GuardedPolicy(_Intervening):
+    "Serve the zoo's current version of `name` with range checks, a decision log, drift and KL monitors, and rollback."
     def __init__(self, zoo: ModelZoo, # The zoo holding the versions
                  name: str, # Model name
                  baseline_returns, # Returns of the current version measured before it went live
                  num_envs: int, # Env copies the calls come from
                  fallback_action=None, # Safe default action used when drift is detected and no rollback is possible
+                 kl_threshold: float | None=None, # Watch KL(served || previous version) on live observations (None: off)
+                 kl_window: int=512, # Observations in the KL monitor's window
                  **detector, # `ReturnMonitor` settings: k, h, clip
                 ):
         self.zoo, self.name, self.fallback_action = zoo, name, fallback_action
@@ -114,6 +165,8 @@ class GuardedPolicy:
         self.act_guard = RangeMonitor(asp, "action") if isinstance(asp, spaces.Box) else None
         self.returns = ReturnMonitor(baseline_returns, num_envs, **detector)
         self.log, self.events, self.step, self.mode = DecisionLog(), [], 0, "serving"
+        prev = self.previous_version() if kl_threshold is not None else None
+        self.kl = None if prev is None else KLMonitor(self.policy, zoo.load(name, prev), kl_threshold, kl_window)
 
     @property
     def version(self) -> int | None: return self.policy.card.version
@@ -121,30 +174,23 @@ class GuardedPolicy:
     def act(self, obs) -> np.ndarray:
         "Actions for a batch of observations [N, *obs_shape] (checked, logged)."
         x = self.obs_guard(obs)
+        if self.kl is not None and self.mode == "serving" and self.kl.alarm(self.kl.observe(x)):
+            self.intervene(f"KL(v{self.version} || v{self.kl.previous.card.version}) = {self.kl.value:.3g} on the last "
+                           f"{self.kl.window} observations, above {self.kl.threshold:g}")
         if self.mode == "fallback": a = np.repeat(np.asarray(self.fallback_action)[None], len(x), 0)
         else: a = self.policy.predict(x)
         if self.act_guard is not None: a = self.act_guard(a)
         self.log.decide(self.step, x, a, self.version)
         return a
 
-    def observe(self, rewards, terminated, truncated) -> dict | None:
-        "Rewards and episode ends of the last `act`; returns the intervention event when one happened."
-        self.log.reward(rewards); self.step += 1
+    def observe(self, rewards, terminated, truncated, next_obs=None) -> dict | None:
+        "Outcome of the last `act` (`next_obs`: true next observations); returns the intervention event when one happened."
+        self.log.reward(rewards, next_obs, terminated, truncated); self.step += 1
         done = np.asarray(terminated) | np.asarray(truncated)
         if not self.returns.observe(rewards, done) or self.mode != "serving": return None
         d = self.returns.detector
-        reason = (f"return drift: CUSUM alarm after {d.n} episodes, last returns {np.round(self.returns.returns[-3:], 1).tolist()} "
-                  f"vs baseline {self.returns.baseline_mean:.1f} ± {self.returns.baseline_std:.1f} (h={d.h})")
-        ev = {"step": self.step, "from_version": self.version, "reason": reason}
-        try:
-            ev["to_version"] = self.zoo.rollback(self.name, reason=reason); ev["action"] = "rollback"
-            self.policy = self.zoo.load(self.name, ev["to_version"]); self.returns.reset()
-        except ZooError as e:
-            ev["action"], ev["to_version"] = ("fallback" if self.fallback_action is not None else "alert"), self.version
-            ev["reason"] += f"; no rollback: {e}"
-            self.mode = "fallback" if self.fallback_action is not None else "alert"
-        self.events.append(ev)
-        return ev
+        return self.intervene(f"return drift: CUSUM alarm after {d.n} episodes, last returns {np.round(self.returns.returns[-3:], 1).tolist()} "
+                              f"vs baseline {self.returns.baseline_mean:.1f} ± {self.returns.baseline_std:.1f} (h={d.h})")
 
     def __repr__(self): return f"GuardedPolicy({self.name!r} v{self.version}, {self.mode}, {len(self.log)} decisions, {len(self.events)} interventions)"
 
@@ -165,8 +211,8 @@ def simulate(zoo: ModelZoo, # Zoo with the served model
     obs, _ = env.reset(seed=seed)
     for t in range(steps):
         a = g.act(obs)
-        obs, r, term, trunc, _ = env.step(a * gain if onset is not None and t >= onset else a)
-        g.observe(r, term, trunc)
+        obs, r, term, trunc, info = env.step(a * gain if onset is not None and t >= onset else a)
+        g.observe(r, term, trunc, info.get("final_obs", obs))
     env.close()
     return g
 
@@ -206,3 +252,50 @@ def version_divergence(a, b, # Two policies with predict(obs)
     "How differently two policy versions act on the same observations."
     x = np.asarray(obs, np.float32); pa, pb = np.asarray(a.predict(x)), np.asarray(b.predict(x))
     return float(np.mean(pa != pb)) if discrete else float(np.mean(np.abs(pa.astype(np.float64) - pb)))
+
+# %% ../../nbs/87_workflow.monitor.ipynb #m87029b
+def net_output(policy, obs: np.ndarray) -> np.ndarray:
+    "The acting module's net output before its head (logits, Q-values or actions) on a batch of observations."
+    m = policy.module
+    with torch.inference_mode():
+        x = torch.from_numpy(np.asarray(obs, np.float32)).reshape(len(obs), m.obs_dim)
+        if m.normalize:
+            x = (x - m.obs_mean) * m.obs_scale
+            if m.clip_obs > 0: x = x.clamp(-m.clip_obs, m.clip_obs)
+        return m.net(x).double().numpy()
+
+def policy_kl(served, previous, # Two versions of one policy (ZooPolicy)
+              obs: np.ndarray, # Observations [B, *obs_shape]
+              temperature: float=1.0, # Softmax temperature of discrete net outputs
+              std: float=0.1, # Gaussian width of continuous actions, as a fraction of the half-range
+             ) -> np.ndarray:
+    "Per-observation KL(served || previous) [B] (see above)."
+    if isinstance(served.action_space, spaces.Box):
+        asp = served.action_space; sig = std * np.maximum((asp.high - asp.low) / 2.0, 1e-6).reshape(1, -1)
+        d = (served.predict(obs).reshape(len(obs), -1) - previous.predict(obs).reshape(len(obs), -1)) / sig
+        return 0.5 * (d ** 2).sum(1)
+    ls = lambda z: z - z.max(1, keepdims=True) - np.log(np.exp(z - z.max(1, keepdims=True)).sum(1, keepdims=True))
+    a, b = ls(net_output(served, obs) / temperature), ls(net_output(previous, obs) / temperature)
+    return np.maximum((np.exp(a) * (a - b)).sum(1), 0.0)
+
+# %% ../../nbs/87_workflow.monitor.ipynb #m87029c
+class KLMonitor:
+    "Window mean of KL(served || previous) on live observations, with a threshold."
+    def __init__(self, served, previous, # The served version and the one before it (ZooPolicy)
+                 threshold: float=0.1, # Alarm when the window mean exceeds this (nats)
+                 window: int=512, # Observations averaged
+                 temperature: float=1.0, std: float=0.1, # See `policy_kl`
+                ):
+        if not threshold > 0: raise ValueError(f"KLMonitor: `threshold` must be > 0, got {threshold!r}")
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1: raise ValueError(f"KLMonitor: `window` must be an int >= 1, got {window!r}")
+        self.served, self.previous, self.threshold, self.window = served, previous, float(threshold), window
+        self.temperature, self.std, self.recent, self.value = temperature, std, deque(maxlen=window), float("nan")
+
+    def observe(self, obs) -> float:
+        "Add a batch of live observations; returns the window mean (nan until the window is full)."
+        self.recent.extend(policy_kl(self.served, self.previous, np.asarray(obs, np.float32), self.temperature, self.std).tolist())
+        self.value = float(np.mean(self.recent)) if len(self.recent) == self.window else float("nan")
+        return self.value
+
+    def alarm(self, stat: float) -> bool: return bool(stat > self.threshold)
+    def __repr__(self): return f"KLMonitor(v{self.served.card.version} vs v{self.previous.card.version}: {self.value:.4g}, threshold {self.threshold:g})"

@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/workflow.serve.html.md"""
 
 # %% ../../nbs/85_workflow.serve.ipynb #s85002
 from __future__ import annotations
-import argparse, importlib.util, json, math, sys, time, warnings
+import argparse, importlib.util, json, logging, math, sys, time, warnings
 from pathlib import Path
 import numpy as np
 import torch
@@ -14,8 +14,9 @@ from gymnasium import spaces
 from .zoo import ModelZoo, ZooError, ZooPolicy, build_policy, card_from_checkpoint, read_card, read_weights, CARD
 
 # %% auto #0
-__all__ = ['BadRequest', 'check_obs', 'ServeMetrics', 'make_runner', 'PredictHandler', 'make_app', 'load_target',
-           'build_serve_parser', 'serve_main']
+__all__ = ['log', 'loads', 'dumps', 'BadRequest', 'check_obs', 'ServeMetrics', 'pick_runtime', 'parity_inputs', 'onnx_session',
+           'Runner', 'make_runner', 'PredictHandler', 'make_app', 'load_target', 'build_serve_parser',
+           'uvicorn_options', 'serve_main']
 
 # %% ../../nbs/85_workflow.serve.ipynb #s85006
 class BadRequest(ValueError):
@@ -63,31 +64,86 @@ class ServeMetrics:
         return generate_latest(self.registry)
 
 # %% ../../nbs/85_workflow.serve.ipynb #s85012
+log = logging.getLogger("loomnb.serve")
+
+def pick_runtime(requested: str="auto", # "auto", "torch" or "onnx"
+                ) -> tuple[str, str]:
+    "The runtime to try for `requested`, and why: 'auto' is onnx where onnx and onnxruntime are installed."
+    if requested not in ("auto", "torch", "onnx"): raise ValueError(f"`runtime` must be 'auto', 'torch' or 'onnx', got {requested!r}")
+    if requested != "auto": return requested, f"runtime {requested!r} requested"
+    missing = [m for m in ("onnx", "onnxruntime") if importlib.util.find_spec(m) is None]
+    if missing: return "torch", f"auto: {' and '.join(missing)} not installed, serving with torch"
+    return "onnx", "auto: onnxruntime installed"
+
+def parity_inputs(space: spaces.Box, n: int=256, seed: int=0) -> np.ndarray:
+    "`n` float32 observations drawn uniformly inside `space` (unbounded sides cut at ±3)."
+    lo, hi = np.maximum(space.low, -3.0), np.minimum(space.high, 3.0)
+    return np.random.default_rng(seed).uniform(lo, hi, size=(n, *space.shape)).astype(np.float32)
+
+def onnx_session(policy: ZooPolicy, # The policy to export
+                 n: int=256, # Observations of the parity check
+                ):
+    "An onnxruntime session of `policy` after the parity check against torch (`ZooError` when they disagree)."
+    import tempfile, onnxruntime as ort
+    from loomnb.workflow.export import export_onnx
+    f = export_onnx(policy, Path(tempfile.mkdtemp())/"policy.onnx")
+    so = ort.SessionOptions(); so.intra_op_num_threads = so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(str(f), so, providers=["CPUExecutionProvider"])
+    x = parity_inputs(policy.observation_space, n)
+    with torch.inference_mode(): ref = policy.module(torch.from_numpy(x)).numpy()
+    got = sess.run(None, {"obs": x})[0]
+    if ref.dtype.kind in "iu": bad = float(np.mean(got != ref))
+    else: bad = float((np.abs(got.astype(np.float64) - ref) / np.maximum(1.0, np.abs(ref))).max())
+    if got.shape != ref.shape or bad > (0.0 if ref.dtype.kind in "iu" else 1e-5):
+        raise ZooError(f"ONNX parity check failed for {policy.card.name!r} v{policy.card.version}: "
+                       f"{'fraction of differing actions' if ref.dtype.kind in 'iu' else 'max relative difference'} {bad:.3g} on {n} observations")
+    return sess
+
+# %% ../../nbs/85_workflow.serve.ipynb #s85012a
+class Runner:
+    "A float32 batch [B, *obs_shape] -> list of actions, with the runtime it uses and why."
+    def __init__(self, policy: ZooPolicy, runtime: str="auto"):
+        self.runtime, self.reason = pick_runtime(runtime)
+        if self.runtime == "onnx":
+            try: sess = onnx_session(policy)
+            except Exception as e:
+                if runtime == "onnx": raise
+                self.runtime, self.reason = "torch", f"auto: ONNX not used ({type(e).__name__}: {e}), serving with torch"
+            else:
+                run = sess.run
+                self.run = lambda x: run(None, {"obs": x})[0].tolist()
+                self.reason += ", parity with torch checked on 256 observations"
+        if self.runtime == "torch":
+            mod = policy.module
+            def run(x):
+                with torch.inference_mode(): return mod(torch.from_numpy(x)).numpy().tolist()
+            self.run = run
+        if runtime == "auto" and self.runtime == "torch": log.warning("loomnb serve: %s", self.reason)
+    def __call__(self, x: np.ndarray) -> list: return self.run(x)
+    def __repr__(self): return f"Runner({self.runtime}: {self.reason})"
+
 def make_runner(policy: ZooPolicy, # The policy
-                runtime: str="torch", # "torch" (eager module under inference_mode) or "onnx" (onnxruntime, one thread)
-               ):
+                runtime: str="auto", # "auto" (onnx if installed and in parity, else torch), "torch" or "onnx"
+               ) -> Runner:
     "A function float32 batch [B, *obs_shape] -> list of actions, running `policy` on `runtime`."
-    if runtime == "torch":
-        mod = policy.module
-        def run(x):
-            with torch.inference_mode(): return mod(torch.from_numpy(x)).numpy().tolist()
-        return run
-    if runtime == "onnx":
-        import tempfile, onnxruntime as ort
-        from loomnb.workflow.export import export_onnx
-        f = export_onnx(policy, Path(tempfile.mkdtemp())/"policy.onnx")
-        so = ort.SessionOptions(); so.intra_op_num_threads = so.inter_op_num_threads = 1
-        sess = ort.InferenceSession(str(f), so, providers=["CPUExecutionProvider"])
-        return lambda x: sess.run(None, {"obs": x})[0].tolist()
-    raise ValueError(f"`runtime` must be 'torch' or 'onnx', got {runtime!r}")
+    return Runner(policy, runtime)
 
 # %% ../../nbs/85_workflow.serve.ipynb #s85013
+try: import orjson as _oj   # about 3x faster than json for these bodies; optional
+except ImportError: _oj = None
+loads = _oj.loads if _oj is not None else json.loads
+dumps = _oj.dumps if _oj is not None else (lambda o: json.dumps(o).encode())
+
 class PredictHandler:
     "The body of POST /predict: JSON bytes in, (status, JSON bytes) out; pinned versions are loaded from the zoo."
-    def __init__(self, policy: ZooPolicy, zoo: ModelZoo | None=None, max_batch: int=4096, runtime: str="torch", metrics: ServeMetrics | None=None):
-        self.name, self.default, self.zoo, self.max_batch, self.runtime = policy.card.name, policy.card.version, zoo, max_batch, runtime
+    def __init__(self, policy: ZooPolicy, zoo: ModelZoo | None=None, max_batch: int=4096, runtime: str="auto", metrics: ServeMetrics | None=None):
+        self.name, self.default, self.zoo, self.max_batch = policy.card.name, policy.card.version, zoo, max_batch
         self.space, self.metrics = policy.observation_space, metrics or ServeMetrics()
         self.runners = {self.default: make_runner(policy, runtime)}
+        self.runtime = self.runners[self.default].runtime   # pinned versions use the same runtime
+        sp = self.space; self._one = np.zeros((1, *sp.shape), np.float32)   # pre-allocated single observation
+        self._flat, self._d = len(sp.shape) == 1, int(np.prod(sp.shape))
+        self._lo, self._hi = sp.low.reshape(-1).astype(float).tolist(), sp.high.reshape(-1).astype(float).tolist()
 
     def runner(self, v):
         if v is None or v == self.default: return self.default, self.runners[self.default]
@@ -99,30 +155,41 @@ class PredictHandler:
             except ZooError as e: raise LookupError(str(e)) from None
         return v, self.runners[v]
 
+    def single(self, obs) -> np.ndarray | None:
+        "One flat observation, valid, in the pre-allocated array; None when `check_obs` must look at it."
+        if not (self._flat and type(obs) is list and len(obs) == self._d): return None
+        try:   # plain Python on a few floats is cheaper than NumPy's per-call overhead
+            for v, lo, hi in zip(obs, self._lo, self._hi):
+                if not (lo <= v <= hi and v - v == 0): return None   # NaN fails the bounds, inf - inf is NaN
+        except TypeError: return None
+        self._one[0] = obs
+        return self._one
+
     def err(self, code, msg):
         self.metrics.requests.labels("/predict", str(code)).inc()
         return code, json.dumps({"error": msg}).encode()
 
     def __call__(self, body: bytes, header_version=None) -> tuple[int, bytes]:
         t0 = time.perf_counter()
-        try: req = json.loads(body)
+        try: req = loads(body)
         except (ValueError, UnicodeDecodeError): return self.err(400, "the body must be JSON: {\"obs\": [...]}")
         if not isinstance(req, dict) or "obs" not in req: return self.err(400, "the body must be a JSON object with an `obs` field")
         try:
             v, run = self.runner(req.get("version", header_version))
-            x, single = check_obs(req["obs"], self.space, self.max_batch)
+            x = self.single(req["obs"]); single = x is not None
+            if not single: x, single = check_obs(req["obs"], self.space, self.max_batch)
         except BadRequest as e: return self.err(400, str(e))
         except LookupError as e: return self.err(404, str(e))
         a = run(x)
-        out = {"action": a[0]} if single else {"actions": a}
+        out = {"action": a[0], "name": self.name, "version": v} if single else {"actions": a, "name": self.name, "version": v}
         m = self.metrics; m._ok.inc(); m.batch.observe(len(x)); m.latency.observe(time.perf_counter() - t0)
-        return 200, json.dumps({**out, "name": self.name, "version": v}).encode()
+        return 200, dumps(out)
 
 # %% ../../nbs/85_workflow.serve.ipynb #s85018
 def make_app(policy: ZooPolicy, # The default (pinned) policy
              zoo: ModelZoo | None=None, # Where other pinned versions are loaded from (None: only `policy`)
              max_batch: int=4096, # Largest batch per request
-             runtime: str="torch", # "torch" or "onnx"
+             runtime: str="auto", # "auto" (onnx where installed and in parity, else torch), "torch" or "onnx"
              fast_path: bool=True, # Answer POST /predict without Starlette's router (False: through it, for comparison)
             ):
     "An ASGI app serving `policy` on /predict, /healthz, /metrics (and /invocations, /ping)."
@@ -140,7 +207,8 @@ def make_app(policy: ZooPolicy, # The default (pinned) policy
     async def healthz(request):
         m.requests.labels("/healthz", "200").inc()
         return JSONResponse({"status": "ok", "name": c.name, "version": c.version, "algorithm": c.algorithm, "env_id": c.env_id,
-                             "obs_shape": list(policy.obs_shape), "runtime": runtime, "uptime_s": round(time.time() - started, 3)})
+                             "obs_shape": list(policy.obs_shape), "runtime": handle.runtime,
+                             "runtime_reason": handle.runners[handle.default].reason, "uptime_s": round(time.time() - started, 3)})
     async def metrics(request):
         m.requests.labels("/metrics", "200").inc()
         return Response(m.text(), media_type="text/plain; version=0.0.4")
@@ -148,18 +216,17 @@ def make_app(policy: ZooPolicy, # The default (pinned) policy
                              Route("/invocations", predict, methods=["POST"]), Route("/ping", healthz)])   # SageMaker's names
     if not fast_path: return star
 
+    head = [(b"content-type", b"application/json")]
     async def app(scope, receive, send):
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in ("/predict", "/invocations"):
             return await star(scope, receive, send)
-        body, more = b"", True
-        while more:
-            msg = await receive(); body += msg.get("body", b""); more = msg.get("more_body", False)
+        msg = await receive(); body = msg.get("body", b"")
+        while msg.get("more_body", False): msg = await receive(); body += msg.get("body", b"")
         hv = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"x-model-version"), None)
         code, out = handle(body, hv)
-        await send({"type": "http.response.start", "status": code,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(out)).encode())]})
+        await send({"type": "http.response.start", "status": code, "headers": head + [(b"content-length", b"%d" % len(out))]})
         await send({"type": "http.response.body", "body": out})
-    app.metrics, app.policy = m, policy
+    app.metrics, app.policy, app.handler = m, policy, handle
     return app
 
 # %% ../../nbs/85_workflow.serve.ipynb #s85021
@@ -191,11 +258,18 @@ def build_serve_parser() -> argparse.ArgumentParser:
     ap.add_argument("--port", type=int, default=8000)
     ap.add_argument("--registry", help="zoo database (default: the run registry's, $LOOMNB_REGISTRY or runs/registry.sqlite)")
     ap.add_argument("--max-batch", type=int, default=4096, dest="max_batch")
-    ap.add_argument("--runtime", choices=["torch", "onnx"], default="torch", help="run the policy in torch or in onnxruntime")
+    ap.add_argument("--runtime", choices=["auto", "torch", "onnx"], default="auto",
+                    help="auto (default): onnxruntime where installed and in parity with torch, else torch; or force one")
     ap.add_argument("--no-fast-path", action="store_false", dest="fast_path", help="answer /predict through Starlette's router too")
     ap.add_argument("--allow-env-mismatch", action="store_true", help="serve even when the env's spec hash differs from the card's")
     ap.add_argument("--log-level", default="warning", dest="log_level")
     return ap
+
+def uvicorn_options(host: str, port: int, log_level: str="warning") -> dict:
+    "uvicorn settings of the lean request path: httptools and uvloop where installed, no access log, no lifespan, no extra headers."
+    has = lambda m: importlib.util.find_spec(m) is not None
+    return dict(host=host, port=port, log_level=log_level, access_log=False, lifespan="off", server_header=False, date_header=False,
+                http="httptools" if has("httptools") else "h11", loop="uvloop" if has("uvloop") else "asyncio")
 
 def serve_main(argv=None, # Arguments after `serve` (default sys.argv[2:])
               ) -> int:
@@ -219,5 +293,7 @@ def serve_main(argv=None, # Arguments after `serve` (default sys.argv[2:])
         print(f"loomnb serve: error: {e}", file=sys.stderr); return 2
     import uvicorn
     print(f"loomnb serve: {pol.card.name} v{pol.card.version} ({pol.card.algorithm} on {pol.card.env_id}) on http://{a.host}:{a.port}", flush=True)
-    uvicorn.run(make_app(pol, zoo, a.max_batch, a.runtime, a.fast_path), host=a.host, port=a.port, log_level=a.log_level, access_log=False, workers=1)
+    app = make_app(pol, zoo, a.max_batch, a.runtime, a.fast_path)
+    print(f"loomnb serve: runtime {app.handler.runtime} ({app.handler.runners[app.handler.default].reason})", flush=True)
+    uvicorn.run(app, workers=1, **uvicorn_options(a.host, a.port, a.log_level))
     return 0

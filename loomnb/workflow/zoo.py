@@ -137,7 +137,7 @@ class _ZooRegistering:
 
 # %% ../../nbs/84a_workflow.zoo.ipynb #z84033
 class _ZooPromoting:
-    "promote, rollback (a base of `ModelZoo`)."
+    "promote, reject, rollback (a base of `ModelZoo`)."
     def _set_current(self, con, name, version, expected, action, reason):
         row = con.execute("SELECT version FROM zoo_current WHERE name = ?", (name,)).fetchone()
         cur = None if row is None else row[0]
@@ -158,6 +158,18 @@ class _ZooPromoting:
         "Make `version` the current version of `name`; returns the previous current version."
         self._check_version(name, version)
         with self._tx() as con: return self._set_current(con, name, int(version), expected, "promote", reason)
+
+    def reject(self, name: str, # Model name
+               version: int, # The candidate version that did not pass a gate (it stays registered, never current)
+               reason: str, # Why (recorded; required)
+              ) -> None:
+        "Record that `version` of `name` was refused promotion, with the reason (the current version is unchanged)."
+        if not isinstance(reason, str) or not reason.strip(): raise ZooError("reject: `reason` must say why (a non-empty string)")
+        self._check_version(name, version)
+        with self._tx() as con:
+            row = con.execute("SELECT version FROM zoo_current WHERE name = ?", (name,)).fetchone()
+            con.execute("INSERT INTO zoo_events (name, action, from_version, to_version, reason, at) VALUES (?, 'reject', ?, ?, ?, ?)",
+                        (name, None if row is None else row[0], int(version), reason, _now()))
 
     def rollback(self, name: str, # Model name
                  reason: str, # Why (recorded; required)

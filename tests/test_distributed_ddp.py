@@ -1,5 +1,6 @@
 "Real multi-process checks of loomnb.distributed: torchrun + gloo on CPU, failure handling, NCCL on GPU machines."
 import json, os, subprocess, sys, time
+from pathlib import Path
 import pytest
 import torch
 
@@ -52,13 +53,16 @@ def test_nccl_path(tmp_path):
         assert x["backend"] == "nccl" and x["final_diff"] == 0.0
         if n > 1: assert x["grad_averaged"]
 
-def test_two_node_c10d_rendezvous_on_localhost(tmp_path):
-    "Two torchrun 'nodes' (one process each) meet through a c10d rendezvous, as on a cluster."
-    from loomnb.distributed import torchrun_command, free_port
-    port = free_port()
-    cmds = [torchrun_command(["smoke", "--steps", "10", "--out", str(tmp_path)], 1, module="loomnb.distributed",
-                             nnodes=2, rdzv_endpoint=f"127.0.0.1:{port}", rdzv_id="test-c10d") for _ in range(2)]
-    procs = [subprocess.Popen(c, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in cmds]
+def test_two_node_recipe_of_the_docs_trains_ppo_on_loopback(tmp_path):
+    """The multi-node recipe of the scaling page, as written there: one `torchrun --nnodes 2` per "node" with the
+    same c10d rendezvous endpoint (here 127.0.0.1), one rank each, running `loomnb.distributed train` on PPO."""
+    from loomnb.distributed import free_port, DistributedTrainer, sync_report
+    torchrun = [str(Path(sys.executable).with_name("torchrun"))]
+    if not Path(torchrun[0]).exists(): torchrun = [sys.executable, "-m", "torch.distributed.run"]
+    cmd = [*torchrun, "--nnodes", "2", "--nproc_per_node", "1", "--rdzv_backend", "c10d", "--rdzv_endpoint",
+           f"127.0.0.1:{free_port()}", "--rdzv_id", "ppo-1", "-m", "loomnb.distributed", "train", "--algo", "ppo",
+           "--env", "CartPole-v1", "--timesteps", "8192", "--out", str(tmp_path)]
+    procs = [subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     try: outs = [p.communicate(timeout=150) for p in procs]
     finally:
         for p in procs:
@@ -66,4 +70,13 @@ def test_two_node_c10d_rendezvous_on_localhost(tmp_path):
     assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
     res = [json.loads((tmp_path / f"rank{i}.json").read_text()) for i in range(2)]
     assert sorted(x["node_rank"] for x in res) == [0, 1] and all(x["nnodes"] == 2 and x["world_size"] == 2 for x in res)
-    assert all(x["final_diff"] == 0.0 and x["grad_averaged"] for x in res)
+    assert all(x["max_param_diff"] == 0.0 for x in res) and res[0]["params_sum"] == res[1]["params_sum"]  # identical nets
+    assert res[0]["rank_steps"] == [4096, 4096] and len(set(res[0]["rank_env_seeds"])) == 2             # both collected
+    # both contributed to the gradients: rank 0 alone (its seed, its env seed, its half of the steps) ends elsewhere
+    torch.set_num_threads(1)
+    alone = DistributedTrainer("ppo", "CartPole-v1", 0)
+    p0 = sync_report(alone)["params_sum"]
+    s = alone.train(4096)
+    assert s["rank_env_seeds"][0] == res[0]["rank_env_seeds"][0] and s["rank_steps"] == [4096]
+    p1 = sync_report(alone)["params_sum"]
+    assert abs(p1 - p0) > 1e-6 and abs(p1 - res[0]["params_sum"]) > 1e-6

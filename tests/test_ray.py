@@ -112,3 +112,30 @@ def test_sweep_as_ray_tasks_resumes_and_records_failures(cluster, tmp_path):
     assert res2.skipped.tolist() == [True, True, False, False] and res2.status.tolist() == ["completed"] * 2 + ["failed"] * 2
     assert res2.run_id.tolist()[:2] == res.run_id.tolist()
     bad = reg.get(res2.run_id.iloc[2]); assert bad["status"] == "failed" and "tiny run asked to fail" in bad["traceback"]
+
+class FailOnce(Callback):
+    "Raise in the second slice of a trial's budget unless `marker` exists (creating it): the trial fails once."
+    def __init__(self, marker): self.marker = marker
+    def after_update(self, state):
+        if state.global_step > 256 and not os.path.exists(self.marker):
+            Path(self.marker).touch(); raise RuntimeError("trial asked to fail once")
+
+def test_tune_search_reports_each_slice_checkpoints_in_loomnb_format_and_resumes(cluster, tmp_path):
+    import ray.cloudpickle
+    from ray import tune
+    from loomnb.train.raytune import tune_search, best_trainer, CHECKPOINT_NAME
+    from loomnb.train.checkpoint import load_checkpoint
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # FailOnce travels to the trials by value
+    res = tune_search("ppo", "CartPole-v1", {"learning_rate": tune.grid_search([1e-3, 3e-3]), "n_envs": 2, "n_steps": 64,
+                                             "batch_size": 64, "n_epochs": 1}, total_timesteps=512, iterations=2,
+                      storage_path=tmp_path / "tune", name="t", max_failures=1, callbacks=[FailOnce(str(tmp_path / "failed"))])
+    assert len(res) == 2 and res.num_errors == 0 and (tmp_path / "failed").exists()
+    for r in res:
+        h = r.metrics_dataframe
+        assert h.training_iteration.tolist()[-1] == 2 and h.total_timesteps.tolist()[-1] == 512  # a report per slice
+        assert sorted(p.name for p in Path(r.checkpoint.path).iterdir()) == [CHECKPOINT_NAME]     # loomnb's file only
+        load_checkpoint(Path(r.checkpoint.path) / CHECKPOINT_NAME)                                # weights_only, digest
+    # the trial that failed restarted from its checkpoint of slice 1: one report after the restore, none repeated
+    assert sorted(r.metrics["iterations_since_restore"] for r in res) in ([1, 2], [1, 1])
+    t = best_trainer(res)
+    assert t.state.global_step == 512 and t.config.learning_rate in (1e-3, 3e-3)

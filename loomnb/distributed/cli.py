@@ -105,5 +105,6 @@ def main(argv: list[str] | None = None, # Arguments (default `sys.argv[1:]`)
     torch.set_num_threads(1)
     with distributed(timeout_s=a.timeout_s) as info:
         res = _run_cmd(a)
+        if a.cmd == "train": res.update(node_rank=info.node_rank, nnodes=info.nnodes)  # which node each rank.json is from
         if a.out: Path(a.out).mkdir(parents=True, exist_ok=True); (Path(a.out) / f"rank{info.rank}.json").write_text(json.dumps(res, default=float))
         if info.is_main: print(json.dumps(res, default=float), flush=True)

@@ -13,6 +13,8 @@ Learning curves (mean return of the last 100 training episodes per iteration) go
 
     python bench/bench_marl.py --envs                       # N = 1, 64, 1024
     python bench/bench_marl.py --train --steps 200000 --seeds 0 1 2 --json bench/results/marl_train.json
+    python bench/bench_marl.py --train --steps 2000000 --seeds 2 --algos mappo --json s2.json   # one run per call
+    python bench/bench_marl.py --combine bench/results/marl_train_2m.json s2.json ... --json all.json   # CIs over all seeds
 
 `--torchrl`: wall time and returns of TorchRL's MAPPO recipe (bench/torchrl_mappo.py: `PettingZooWrapper` on mpe2 in a
 `SerialEnv`, `MultiAgentMLP`, `ClipPPOLoss` + GAE) against loomnb's MAPPO with the same hyperparameters (32 copies x 25
@@ -82,13 +84,11 @@ def _ci(x, rng, n=2000):
 
 
 def evaluate(act_fn, episodes, seed):
-    "Run `episodes` episodes in parallel copies with `act_fn(obs_dict) -> actions dict`; (returns, success, collisions)."
+    "Run `episodes` episodes in parallel copies with `act_fn(obs_dict) -> actions dict` (`loomnb.eval.evaluate_multiagent`); (returns, success, collisions)."
     from loomnb.envs.spread import SimpleSpreadVecEnv
-    env = SimpleSpreadVecEnv(num_envs=episodes, seed=10_000 + seed); obs, _ = env.reset()
-    for t in range(25):
-        obs, r, te, tr, info = env.step(act_fn(obs))
-    assert info["done"].all()
-    return info["episode_return"], info["episode_success"].astype(float), info["episode_collisions"].astype(float)
+    from loomnb.eval import evaluate_multiagent
+    r = evaluate_multiagent(act_fn, SimpleSpreadVecEnv(num_envs=episodes, seed=10_000 + seed), episodes, seed=None)
+    return r.returns.mean(1), r.success, r.collisions
 
 
 def train_one(algo, steps, seed, cfg):
@@ -106,10 +106,10 @@ def train_one(algo, steps, seed, cfg):
     return tr.algo, curve, wall
 
 
-def bench_train(steps, seeds, episodes, cfg):
+def bench_train(steps, seeds, episodes, cfg, algos=("mappo", "ippo", "random")):
     rng = np.random.default_rng(0)
     res, curves = {}, {}
-    for name in ("mappo", "ippo", "random"):
+    for name in algos:
         rows = []
         for s in seeds:
             if name == "random":
@@ -126,6 +126,27 @@ def bench_train(steps, seeds, episodes, cfg):
         res[name] = {"return": _ci(r[:, 0], rng), "success": _ci(r[:, 1], rng), "collisions": _ci(r[:, 2], rng),
                      "wall_s": float(r[:, 3].mean()), "per_seed": r.tolist()}
     return res, curves
+
+
+def combine(paths):
+    "Merge `--train` JSONs of one config and budget (e.g. one per seed; a later file's (policy, seed) replaces an earlier one's)."
+    ds = [json.load(open(p)) for p in paths]
+    cfg, steps = ds[0]["train_config"], ds[0]["steps"]
+    for p, d in zip(paths, ds):
+        if d["train_config"] != cfg or d["steps"] != steps: raise ValueError(f"{p}: config {d['train_config']} / {d['steps']} steps differ from {paths[0]}'s")
+    rng, rows, curves = np.random.default_rng(0), {}, {}
+    for d in ds:
+        for k, v in d["train"].items():
+            seeds = [int(c.split("/")[1]) for c in d["curves"] if c.startswith(k + "/")]
+            for sd, row in zip(seeds, v["per_seed"]): rows.setdefault(k, {})[sd] = row; curves[f"{k}/{sd}"] = d["curves"][f"{k}/{sd}"]
+    out = {"machine": [d["machine"] for d in ds], "train_config": cfg, "steps": steps, "sources": list(paths), "curves": curves, "train": {}}
+    for k, by_seed in rows.items():
+        r = np.array([by_seed[sd] for sd in sorted(by_seed)])
+        out["train"][k] = v = {"return": _ci(r[:, 0], rng), "success": _ci(r[:, 1], rng), "collisions": _ci(r[:, 2], rng),
+                               "wall_s": float(r[:, 3].mean()), "per_seed": r.tolist(), "seeds": sorted(by_seed)}
+        print(f"{k:6s} seeds {sorted(by_seed)}  return {v['return'][0]:.2f} [{v['return'][1]:.2f}, {v['return'][2]:.2f}]  success {v['success'][0]:.3f} "
+              f"[{v['success'][1]:.3f}, {v['success'][2]:.3f}]  collisions {v['collisions'][0]:.2f} [{v['collisions'][1]:.2f}, {v['collisions'][2]:.2f}]")
+    return out
 
 
 def _torchrl_venv(path):
@@ -173,9 +194,10 @@ def plot_curves(src, dst):
     import matplotlib.pyplot as plt
     d = json.load(open(src)); fig, ax = plt.subplots(figsize=(6, 3.5))
     for name in ("mappo", "ippo"):
-        cs = [np.array(v, float) for k, v in d["curves"].items() if k.startswith(name + "/") and v]
+        cs = [np.array([p for p in v if p[1] is not None], float) for k, v in d["curves"].items() if k.startswith(name + "/") and v]
         if not cs: continue
-        n = min(len(c) for c in cs); x = cs[0][:n, 0]; y = np.stack([c[:n, 1] for c in cs])
+        x = np.linspace(max(c[0, 0] for c in cs), min(c[-1, 0] for c in cs), 200)   # curves logged at different intervals
+        y = np.stack([np.interp(x, c[:, 0], c[:, 1]) for c in cs])
         ax.plot(x, y.mean(0), label=f"{name} ({len(cs)} seeds)"); ax.fill_between(x, y.min(0), y.max(0), alpha=0.2)
     r = d["train"]["random"]["return"][0]; ax.axhline(r, color="gray", ls="--", label="random")
     ax.set_xlabel("env steps"); ax.set_ylabel("episode return (mean over agents)"); ax.set_title("simple_spread_v3 (native), N=3")
@@ -189,20 +211,27 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=5); p.add_argument("--seconds", type=float, default=0.5)
     p.add_argument("--steps", type=int, default=200_000); p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--eval-episodes", type=int, default=200)
+    p.add_argument("--algos", nargs="+", default=["mappo", "ippo", "random"], choices=["mappo", "ippo", "random"])
     p.add_argument("--config", type=str, default="{}", help="JSON overrides of MAPPOConfig/IPPOConfig")
     p.add_argument("--json", type=str, default=None)
     p.add_argument("--plot", nargs=2, metavar=("JSON", "PNG"), help="plot the curves of a --train JSON")
+    p.add_argument("--combine", nargs="+", metavar="JSON", help="merge --train JSONs (one config, one budget) into --json, CIs over all their seeds")
     p.add_argument("--torchrl", action="store_true"); p.add_argument("--frames", type=int, default=24_000)
     p.add_argument("--venv", type=str, default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "loomnb_bench_torchrl"))
     a = p.parse_args(argv)
     if a.plot: return plot_curves(*a.plot)
+    if a.combine:
+        out = combine(a.combine)
+        if a.json:
+            with open(a.json, "w") as f: json.dump(out, f, indent=1)
+        return out
     out = {"machine": {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count(),
                        "load": os.getloadavg()}}
     if a.envs: out["envs"] = bench_envs(a.sizes, a.repeats, a.seconds)
     if a.train:
         cfg = {"n_envs": 32, "n_steps": 25, "n_epochs": 10, "batch_size": 400, **json.loads(a.config)}
         out["train_config"], out["steps"], out["seeds"] = cfg, a.steps, a.seeds
-        out["train"], out["curves"] = bench_train(a.steps, a.seeds, a.eval_episodes, cfg)
+        out["train"], out["curves"] = bench_train(a.steps, a.seeds, a.eval_episodes, cfg, a.algos)
         for k, v in out["train"].items():
             print(f"{k:6s} return {v['return'][0]:.2f} [{v['return'][1]:.2f}, {v['return'][2]:.2f}]  success {v['success'][0]:.3f} "
                   f"[{v['success'][1]:.3f}, {v['success'][2]:.3f}]  collisions {v['collisions'][0]:.2f} [{v['collisions'][1]:.2f}, {v['collisions'][2]:.2f}]  wall {v['wall_s']:.0f} s")

@@ -26,8 +26,8 @@ from ..envs.multiagent import MultiAgentVecEnv
 from ..envs import spread as _spread_registration
 
 # %% auto #0
-__all__ = ['MAPPOConfig', 'IPPOConfig', 'agent_gae', 'MultiAgentPolicy', 'mappo_loss', 'MARollout', 'MultiAgentOnPolicy',
-           'MultiAgentOnPolicyState', 'MAPPO', 'IPPO']
+__all__ = ['MAPPOConfig', 'IPPOConfig', 'agent_gae', 'MultiAgentPolicy', 'value_loss', 'mappo_loss', 'MARollout',
+           'MultiAgentOnPolicy', 'MultiAgentOnPolicyState', 'MAPPO', 'IPPO']
 
 # %% ../../nbs/47_algos.mappo.ipynb #m47006
 @dataclass
@@ -57,6 +57,9 @@ class MAPPOConfig(Config):
     value_norm: bool = True            # Running normalisation of the value targets (ValueNorm)
     agent_id: bool = True              # Append a one-hot agent id to the inputs of the shared networks
     n_agents: int | None = None        # Expected number of agents (checked against the env); None: the env's
+    critic_obs: bool = False           # Centralised critic on the agent-specific global state: s concatenated with o^i
+    layer_norm: bool = False           # LayerNorm on the inputs of actor and critic (the MAPPO code's feature normalisation)
+    huber_delta: float | None = None   # Huber value loss with this delta (the MAPPO paper: 10); None: squared error
 
     def validate(self):
         for k in ("n_envs", "n_steps", "n_epochs", "batch_size"): self.check_range(k, 1)
@@ -64,6 +67,7 @@ class MAPPOConfig(Config):
         for k in ("vf_coef", "ent_coef"): self.check_range(k, 0)
         for k in ("gamma", "gae_lambda"): self.check_range(k, 0, 1)
         if self.n_agents is not None: self.check_range("n_agents", 1)
+        if self.huber_delta is not None: self.check_range("huber_delta", 0, None, lo_open=True)
         if self.batch_size > self.rollout_size: self._fail("batch_size", self.batch_size, f"at most n_envs * n_steps = {self.rollout_size}")
 
     @property
@@ -101,16 +105,22 @@ class MultiAgentPolicy(nn.Module):
                  share: bool=True, # One actor and one critic for all agents (needs equal spaces)
                  centralised: bool=True, # Critic on the global state
                  agent_id: bool=True, # One-hot agent id appended to the shared networks' inputs
-                 hidden=64, activation: str="relu", ortho_init: bool=True, log_std_init: float=-0.5):
+                 hidden=64, activation: str="relu", ortho_init: bool=True, log_std_init: float=-0.5,
+                 critic_obs: bool=False, # Centralised critic on the global state and the agent's own observation
+                 layer_norm: bool=False, # LayerNorm on every network's input
+                ):
         super().__init__()
         A = len(obs_dims); self.A, self.share, self.centralised = A, bool(share), bool(centralised)
+        self.critic_obs = bool(critic_obs) and self.centralised
         self.obs_dims, self.discrete = [int(d) for d in obs_dims], isinstance(act_spaces[0], spaces.Discrete)
         self.out_dims = [int(s.n) if self.discrete else int(s.shape[0]) for s in act_spaces]
         self.ids = A if (agent_id and share) else 0   # per-agent networks know their agent
         na = 1 if share else A
-        self.actors = nn.ModuleList([mlp(self.obs_dims[i] + self.ids, self.out_dims[i], hidden, activation, 0.01, ortho_init) for i in range(na)])
-        cin = [(int(state_dim) if centralised else self.obs_dims[i]) + self.ids for i in range(na)]
-        self.critics = nn.ModuleList([mlp(cin[i], 1, hidden, activation, 1.0, ortho_init) for i in range(na)])
+        net = lambda d, out, gain: (nn.Sequential(nn.LayerNorm(d), mlp(d, out, hidden, activation, gain, ortho_init)) if layer_norm
+                                    else mlp(d, out, hidden, activation, gain, ortho_init))
+        self.actors = nn.ModuleList([net(self.obs_dims[i] + self.ids, self.out_dims[i], 0.01) for i in range(na)])
+        cin = [(int(state_dim) + self.obs_dims[i] * self.critic_obs if centralised else self.obs_dims[i]) + self.ids for i in range(na)]
+        self.critics = nn.ModuleList([net(cin[i], 1, 1.0) for i in range(na)])
         self.log_std = None if self.discrete else nn.Parameter(torch.full((na, max(self.out_dims)), float(log_std_init)))
         self.register_buffer("eye", torch.eye(A), persistent=False)
 
@@ -127,7 +137,8 @@ class MultiAgentPolicy(nn.Module):
 
     def value(self, obs, state):
         "Values `[B, A]` (in the critic's normalised units) from observations `[B, A, D]` and the global state `[B, S]`."
-        xs = [state] * self.A if self.centralised else self._obs(obs)
+        if not self.centralised: xs = self._obs(obs)
+        else: xs = [torch.cat([state, o], -1) for o in self._obs(obs)] if self.critic_obs else [state] * self.A
         return torch.cat(self._run(self.critics, xs), 1)
 
     def _dists(self, obs):
@@ -162,15 +173,30 @@ class MultiAgentPolicy(nn.Module):
 def _gauss_logp(m, ls, a): return (-0.5 * ((a - m) * torch.exp(-ls)).square() - ls - 0.5 * math.log(2 * math.pi)).sum(-1)
 
 # %% ../../nbs/47_algos.mappo.ipynb #m47017
+def value_loss(v, v_old, ret, # [B] current values, values at collection time, targets
+               clip_eps: float | None, # Clip the new value to within this of `v_old` (PPO's value clipping); None: no clipping
+               huber_delta: float | None=None, # Huber loss with this delta; None: 0.5 * squared error
+              ) -> torch.Tensor:
+    "PPO's (clipped) value loss, with squared or Huber error: the larger of the unclipped and clipped errors, averaged."
+    err = (lambda e: 0.5 * e.square()) if huber_delta is None else (lambda e: nn.functional.huber_loss(e, torch.zeros_like(e), reduction="none", delta=huber_delta))
+    l = err(v - ret)
+    if clip_eps is not None: l = torch.max(l, err(v_old + (v - v_old).clamp(-clip_eps, clip_eps) - ret))
+    return l.mean()
+
 def mappo_loss(new_logp, old_logp, adv, v, v_old, ret, ent, # [B, A] tensors, as `ppo_loss` takes them per transition
                active: torch.Tensor, # [B, A] bool: the agent acted at that step
                cfg: MAPPOConfig, # Coefficients and switches
                with_stats: bool=True, # Compute the stats dict
               ) -> tuple[torch.Tensor, dict | None]:
-    "PPO's clipped surrogate + value loss - entropy, over the active (step, agent) pairs."
+    "PPO's clipped surrogate + value loss - entropy, over the active (step, agent) pairs (Huber value loss with `cfg.huber_delta`)."
     m = active.reshape(-1)
     sel = lambda x: x.reshape(-1)[m]
-    return ppo_loss(sel(new_logp), sel(old_logp), sel(adv), sel(v), sel(v_old), sel(ret), sel(ent), cfg, with_stats=with_stats)
+    if cfg.huber_delta is None: return ppo_loss(sel(new_logp), sel(old_logp), sel(adv), sel(v), sel(v_old), sel(ret), sel(ent), cfg, with_stats=with_stats)
+    r = sel(ret)   # PPO's surrogate and entropy (its value term on v = v_old = ret is 0), then the Huber value loss
+    loss, stats = ppo_loss(sel(new_logp), sel(old_logp), sel(adv), r, r, r, sel(ent), cfg, with_stats=with_stats)
+    vl = value_loss(sel(v), sel(v_old), sel(ret), cfg.clip_eps if cfg.clip_vloss else None, cfg.huber_delta)
+    if stats is not None: stats["value_loss"] = vl.detach()
+    return loss + cfg.vf_coef * vl, stats
 
 # %% ../../nbs/47_algos.mappo.ipynb #m47021
 class MARollout(NamedTuple):
@@ -215,7 +241,8 @@ class MultiAgentOnPolicy(Algorithm):
         self.D, self.S = max(int(np.prod(s.shape)) for s in osp), int(np.prod(env.state_space.shape))
         self.policy = policy if policy is not None else MultiAgentPolicy(
             [int(np.prod(s.shape)) for s in osp], asp, self.S, c.share_actor, c.centralised_critic, c.agent_id,
-            c.hidden if isinstance(c.hidden, int) else tuple(c.hidden), c.activation, c.ortho_init, c.log_std_init)
+            c.hidden if isinstance(c.hidden, int) else tuple(c.hidden), c.activation, c.ortho_init, c.log_std_init,
+            critic_obs=c.critic_obs, layer_norm=c.layer_norm)
         self.policy = self.policy.to(self.device)
         self.optimizer = make_adam(self.policy.parameters(), c.learning_rate, c.adam_eps)
         self.value_rms = RunningMeanStd(())

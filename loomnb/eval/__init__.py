@@ -11,7 +11,7 @@ import numpy as np
 from .stats import ab_test, ABTestResult, interquartile_mean, stratified_bootstrap_ci, aggregate_mean
 
 # %% auto #0
-__all__ = ['EvalResult', 'evaluate', 'ABComparison', 'compare_policies']
+__all__ = ['EvalResult', 'evaluate', 'ABComparison', 'compare_policies', 'MultiAgentEvalResult', 'evaluate_multiagent']
 
 # %% ../../nbs/60_eval.ipynb #c005
 @dataclass
@@ -62,7 +62,7 @@ def evaluate(agent, # Object with predict(obs, deterministic) -> actions, or a f
              seed: int | None=0, # Reset seed (None: continue the env's RNG streams)
              max_steps: int=1_000_000, # Safety limit on vector steps
             ) -> EvalResult:
-    "Run `n_episodes` episodes of `agent` in `env` and return their returns and lengths."
+    "Run `n_episodes` episodes of `agent` in `env` and return their returns and lengths (a multi-agent env: `evaluate_multiagent`)."
     if isinstance(n_episodes, bool) or not isinstance(n_episodes, (int, np.integer)) or n_episodes < 1:
         raise ValueError(f"evaluate: `n_episodes` must be a positive int, got {n_episodes!r}")
     own = isinstance(env, str)
@@ -71,6 +71,10 @@ def evaluate(agent, # Object with predict(obs, deterministic) -> actions, or a f
         env = make(env, num_envs=min(int(n_episodes), 8), seed=seed)
     if not hasattr(env, "num_envs") or not hasattr(env, "step"):
         raise TypeError(f"evaluate: `env` must be a loomnb VecEnv or an env id, got {type(env).__name__}")
+    if hasattr(env, "possible_agents"):   # a multi-agent env (loomnb.envs.multiagent): per-agent returns, success, collisions
+        try: return evaluate_multiagent(agent, env, n_episodes, deterministic, seed, max_steps)
+        finally:
+            if own: env.close()
     act = _policy_fn(agent, deterministic)
     try:
         N = env.num_envs; target = np.array([(n_episodes + i) // N for i in range(N)]); count = np.zeros(N, int)
@@ -116,3 +120,66 @@ def compare_policies(agent_a, # Policy A (the baseline)
     ea = evaluate(agent_a, env, n_episodes, deterministic, seed)
     eb = evaluate(agent_b, env, n_episodes, deterministic, seed)
     return ABComparison(ea, eb, ab_test(ea.returns, eb.returns, method=method, ci=ci, seed=seed))
+
+# %% ../../nbs/60_eval.ipynb #c018
+@dataclass
+class MultiAgentEvalResult:
+    "Per-agent returns, lengths and (where the env reports them) success and collisions of multi-agent evaluation episodes."
+    agents: list # Agent names: the columns of `returns`
+    returns: np.ndarray # [n_episodes, n_agents] undiscounted return of each agent
+    lengths: np.ndarray # [n_episodes] episode lengths
+    deterministic: bool # Whether actions were deterministic
+    success: np.ndarray | None = None # [n_episodes] the env's `info["episode_success"]` (None: the env reports none)
+    collisions: np.ndarray | None = None # [n_episodes] the env's `info["episode_collisions"]` (None: the env reports none)
+    env_id: str | None = None # Env id, when known
+    @property
+    def team_returns(self) -> np.ndarray: return self.returns.sum(1)
+    @property
+    def mean(self) -> float: return float(self.team_returns.mean())
+    def summary(self, ci: float=0.95, n_bootstrap: int=2_000, seed: int=0) -> dict:
+        "Mean and bootstrap CI (`X`, `X_ci_low`, `X_ci_high`) of the team return, each agent's return, the mean over agents, success and collisions."
+        cols = {"team_return": self.team_returns, "mean_return": self.returns.mean(1),
+                **{f"return/{a}": self.returns[:, i] for i, a in enumerate(self.agents)}}
+        if self.success is not None: cols["success"] = self.success
+        if self.collisions is not None: cols["collisions"] = self.collisions
+        out = {}
+        for k, x in cols.items():
+            x = np.asarray(x, float)
+            lo, hi = stratified_bootstrap_ci(x, aggregate_mean, n_bootstrap, ci, seed) if len(x) > 1 else (x.mean(), x.mean())
+            out |= {k: float(x.mean()), f"{k}_ci_low": float(lo), f"{k}_ci_high": float(hi)}
+        return out | {"mean_length": float(self.lengths.mean()), "n_episodes": len(self.lengths)}
+    def __repr__(self):
+        extra = "".join(f", {k} {v.mean():.2f}" for k, v in (("success", self.success), ("collisions", self.collisions)) if v is not None)
+        return f"MultiAgentEvalResult({self.env_id}, {len(self.lengths)} episodes, team return {self.mean:.2f}{extra}, deterministic={self.deterministic})"
+
+# %% ../../nbs/60_eval.ipynb #c019
+def evaluate_multiagent(agent, # Object with predict(obs_dict, deterministic) -> actions_dict, or a function obs_dict -> actions_dict
+                        env, # A multi-agent VecEnv (`loomnb.envs.multiagent`)
+                        n_episodes: int=10, # Number of complete episodes
+                        deterministic: bool=True, # Greedy/mean actions instead of sampling
+                        seed: int | None=0, # Reset seed (None: continue the env's RNG streams)
+                        max_steps: int=1_000_000, # Safety limit on vector steps
+                       ) -> MultiAgentEvalResult:
+    "Run `n_episodes` episodes of `agent` in a multi-agent `env`: each agent's return, the lengths, success and collisions."
+    if isinstance(n_episodes, bool) or not isinstance(n_episodes, (int, np.integer)) or n_episodes < 1:
+        raise ValueError(f"evaluate_multiagent: `n_episodes` must be a positive int, got {n_episodes!r}")
+    act, ag, N = _policy_fn(agent, deterministic), list(env.possible_agents), env.num_envs
+    target, count = np.array([(n_episodes + i) // N for i in range(N)]), np.zeros(N, int)
+    obs, _ = env.reset(seed=seed)
+    run, run_len, rets, lens, succ, coll = np.zeros((N, len(ag))), np.zeros(N, int), [], [], [], []
+    for _ in range(max_steps):
+        a, active = act(obs), env.active
+        if not isinstance(a, dict): raise TypeError(f"evaluate_multiagent: the agent must return a dict agent -> actions, got {type(a).__name__}")
+        obs, rew, term, trunc, info = env.step({k: a[k] for k in ag if active[k].any()})
+        run += np.stack([np.asarray(rew.get(k, np.zeros(N)), float) for k in ag], 1); run_len += 1
+        for n in np.flatnonzero(info["done"]):
+            if count[n] < target[n]:
+                rets.append(run[n].copy()); lens.append(int(info["episode_length"][n]) if "episode_length" in info else int(run_len[n]))
+                if "episode_success" in info: succ.append(float(info["episode_success"][n]))
+                if "episode_collisions" in info: coll.append(float(info["episode_collisions"][n]))
+                count[n] += 1
+            run[n], run_len[n] = 0.0, 0
+        if (count >= target).all(): break
+    else: raise RuntimeError(f"evaluate_multiagent: {n_episodes} episodes did not finish within `max_steps`={max_steps} vector steps")
+    return MultiAgentEvalResult(ag, np.array(rets), np.array(lens), deterministic, np.array(succ) if succ else None,
+                                np.array(coll) if coll else None, getattr(getattr(env, "spec", None), "id", None))

@@ -159,8 +159,14 @@ def cmd_eval(a) -> int:
     s = evaluate_checkpoint(a.checkpoint, env=a.env, episodes=a.episodes, seed=a.seed, stochastic=a.stochastic,
                             n_envs=a.n_envs, algo=a.algo, registry=None if a.no_registry else RunRegistry(a.registry))
     s.pop("run_id", None)
-    print(json.dumps(s) if a.json else f"{s['env']}: mean return {s['mean_return']:.2f} ± {s['std_return']:.2f} "
-          f"(95% CI [{s['ci_low']:.2f}, {s['ci_high']:.2f}], IQM {s['iqm_return']:.2f}) over {s['n_episodes']} episodes")
+    if a.json: print(json.dumps(s))
+    elif "team_return" in s:   # a multi-agent run (`loomnb.eval.evaluate_multiagent`)
+        ci = lambda k: f"{s[k]:.2f} (95% CI [{s[k + '_ci_low']:.2f}, {s[k + '_ci_high']:.2f}])"
+        agents = ", ".join(f"{k[len('return/'):]} {s[k]:.2f}" for k in s if k.startswith("return/") and not k.endswith(("_ci_low", "_ci_high")))
+        print(f"{s['env']}: team return {ci('team_return')}; per agent {agents}"
+              + "".join(f"; {k} {ci(k)}" for k in ("success", "collisions") if k in s) + f" over {s['n_episodes']} episodes")
+    else: print(f"{s['env']}: mean return {s['mean_return']:.2f} ± {s['std_return']:.2f} "
+                f"(95% CI [{s['ci_low']:.2f}, {s['ci_high']:.2f}], IQM {s['iqm_return']:.2f}) over {s['n_episodes']} episodes")
     return 0
 
 # %% ../../nbs/82_workflow.cli.ipynb #c012b

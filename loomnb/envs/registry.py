@@ -78,9 +78,12 @@ def _resolve(ep):
     return ep
 
 def _gym_plugins(id):
-    "The id to make: ale-py's `ALE/...` ids registered with gymnasium on first use (gymnasium 1.x needs ale_py imported); `dmc:<domain>-<task>` as its gymnasium id (loomnb.envs.dmc)."
+    "The id to make: ale-py's `ALE/...` ids registered with gymnasium on first use (gymnasium 1.x needs ale_py imported); MinAtar's `MinAtar/...` ids likewise; `dmc:<domain>-<task>` as its gymnasium id (loomnb.envs.dmc)."
     if isinstance(id, str) and id.startswith("ALE/") and id not in gymnasium.registry:
         try: import ale_py; gymnasium.register_envs(ale_py)
+        except ImportError: pass
+    if isinstance(id, str) and id.startswith("MinAtar/") and id not in gymnasium.registry:
+        try: import minatar.gym; minatar.gym.register_envs()
         except ImportError: pass
     if isinstance(id, str) and (id.startswith("dmc:") or id.startswith("DMC/")):
         from .dmc import dmc_gym_id

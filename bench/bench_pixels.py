@@ -2,6 +2,7 @@
 
 Usage:  python bench/bench_pixels.py [--seeds 3] [--steps 6144]     (about 2-4 minutes)
         python bench/bench_pixels.py --minatar Breakout,SpaceInvaders [--seeds 3] [--steps 40960]   (about 10 minutes)
+        python bench/bench_pixels.py --channels-last [--seeds 3] [--steps 1024]   (the engine room's row, about 3 minutes)
 Env: loomnb's PixelIdentity-v0 (uint8 1x36x36 images, 4 cells, 8 steps per episode; random play returns 2, best 8),
 given to SB3 through loomnb.envs.interop.SB3VecEnv, so both sides step the same env. Hyperparameters on both sides:
 8 envs x 16 steps, minibatch 64, 4 epochs, Adam 1e-3 (eps 1e-5), clip 0.2 (no value clipping), GAE 0.95, gamma 0.99,
@@ -88,10 +89,31 @@ def main_minatar(games, seeds, steps):
         b = {k: np.mean([x[1] for x in v]) for k, v in res.items()}
         print(f"\nspeed ratio loomnb / SB3 (mean of seeds): {b['loomnb PPO (MinAtarCNN)'] / b['SB3 PPO CnnPolicy (MinAtar net)']:.2f}x", flush=True)
 
+def channels_last_row(seed, steps, fast):
+    "PPO on 4x84x84 stacked PixelIdentity frames, the engine room's channels-last convolutions on or put back to NCHW."
+    from loomnb.envs.wrappers import FrameStack
+    tr = Trainer("ppo", FrameStack(make("PixelIdentity-v0", num_envs=8, seed=seed, size=84), 4), seed=seed,
+                 config=dict(**HP, ent_coef=0.0, anneal_lr=False, clip_vloss=False, adam_eps=1e-5))
+    w = tr.algo.policy.encoder.convs[0].weight
+    assert w.is_contiguous(memory_format=torch.channels_last)   # the fast path applied
+    if not fast: tr.algo.policy.to(memory_format=torch.contiguous_format)   # before any optimizer state exists
+    t0 = time.perf_counter(); tr.train(steps); return steps / (time.perf_counter() - t0)
+
+def main_channels_last(seeds, steps):
+    res = {"plain (NCHW)": [], "channels-last (engine room)": []}
+    for seed in range(seeds):   # interleaved
+        res["plain (NCHW)"].append(channels_last_row(seed, steps, False)); res["channels-last (engine room)"].append(channels_last_row(seed, steps, True))
+    print(f"| PPO, 4x84x84 frames, {steps} env-steps | env-steps/s per seed | mean |\n|---|---|---|")
+    for k, v in res.items(): print(f"| {k} | {', '.join(f'{x:.1f}' for x in v)} | {np.mean(v):.1f} |")
+    print(f"\nspeed-up of the fast path: {np.mean(res['channels-last (engine room)']) / np.mean(res['plain (NCHW)']):.2f}x "
+          f"(per seed: {', '.join(f'{f / p:.2f}' for p, f in zip(res['plain (NCHW)'], res['channels-last (engine room)']))})")
+
 def main():
     p = argparse.ArgumentParser(); p.add_argument("--seeds", type=int, default=3); p.add_argument("--steps", type=int, default=None)
     p.add_argument("--minatar", default=None, help="comma-separated MinAtar games, e.g. Breakout,SpaceInvaders")
+    p.add_argument("--channels-last", action="store_true", help="the engine room's channels-last row (4x84x84 frames)")
     a = p.parse_args(); torch.set_num_threads(1); warnings.simplefilter("ignore")
+    if a.channels_last: return main_channels_last(a.seeds, a.steps or 1024)
     if a.minatar: return main_minatar(a.minatar.split(","), a.seeds, a.steps or 40_960)
     a.steps = a.steps or 6144
     res = {"SB3 PPO CnnPolicy": [], "loomnb PPO (CNN)": []}

@@ -1,4 +1,4 @@
-"""The Nature-DQN convolutional encoder and the pixel networks built on it: an actor-critic policy (Discrete or Box actions) for PPO/A2C and a Q-network for DQN, chosen automatically for image observation spaces; bad image input is refused with the shape and dtype expected.
+"""The convolutional encoders (Nature DQN for Atari-sized frames, the MinAtar net for small ones, chosen by frame size) and the pixel networks built on them: an actor-critic policy (Discrete or Box actions) for PPO/A2C and a Q-network for DQN, chosen automatically for image observation spaces; bad image input is refused with the shape and dtype expected.
 
 Docs: https://loomorg.github.io/loomnb/agents.cnn.html.md"""
 
@@ -15,11 +15,13 @@ from gymnasium import spaces
 from .nets import layer_init
 
 # %% auto #0
-__all__ = ['MIN_SIZE', 'is_image_space', 'check_image_space', 'NatureCNN', 'CnnActorCritic', 'CnnQNetwork', 'make_cnn_policy',
+__all__ = ['MIN_SIZE', 'MIN_SMALL', 'is_image_space', 'check_image_space', 'encoder_kind', 'pixel_scale', 'PixelEncoder',
+           'NatureCNN', 'MinAtarCNN', 'make_encoder', 'CnnActorCritic', 'CnnQNetwork', 'make_cnn_policy',
            'make_cnn_qnet']
 
 # %% ../../nbs/36aa_agents.cnn.ipynb #cn005
 MIN_SIZE = 36   # the smallest H, W the Nature CNN accepts (8x8 stride 4, 4x4 stride 2, 3x3 stride 1)
+MIN_SMALL = 3   # the smallest H, W the MinAtar net accepts (one 3x3 convolution)
 
 def is_image_space(space) -> bool:
     "True for a 3-D Box observation space (an image, channels first)."
@@ -28,30 +30,62 @@ def is_image_space(space) -> bool:
 def check_image_space(space, # The single observation space
                       where: str="CNN", # Who asks (for the message)
                      ) -> tuple[int, int, int]: # (C, H, W)
-    "Validate an image observation space for the Nature CNN; ValueError naming the shape/dtype and what is expected."
+    "Validate an image observation space for the CNNs; ValueError naming the shape/dtype and what is expected."
     if not is_image_space(space):
         raise ValueError(f"{where}: expected an image observation space Box(C, H, W), got {space}")
     c, h, w = space.shape
-    if w <= 4 < h and c > 4:
+    if w <= 4 < h and c > 4 or (space.dtype == np.bool_ and c > 4 and w < c):
         raise ValueError(f"{where}: observation shape {space.shape} looks channels-last (H, W, C); the CNN takes (C, H, W): "
                          "wrap the env in loomnb.envs.pixels.ImagePreprocess (it moves channels first), or make Atari games with "
-                         "loomnb.envs.pixels.make_atari")
-    if h < MIN_SIZE or w < MIN_SIZE:
-        raise ValueError(f"{where}: observation shape {space.shape} is too small: the Nature CNN needs H, W >= {MIN_SIZE} "
+                         "loomnb.envs.pixels.make_atari and MinAtar games with loomnb.envs.minatar.make_minatar")
+    if h < MIN_SMALL or w < MIN_SMALL:
+        raise ValueError(f"{where}: observation shape {space.shape} is too small: the CNNs need H, W >= {MIN_SMALL} "
                          "(resize with loomnb.envs.pixels.ImagePreprocess(size=...))")
     if space.dtype not in (np.uint8, np.float32):
-        raise ValueError(f"{where}: observation dtype {space.dtype}: expected uint8 pixels in [0, 255] or float32 in [0, 1]")
+        raise ValueError(f"{where}: observation dtype {space.dtype}: expected uint8 in [0, high] (pixels: 255) or float32 in [0, 1]"
+                         + (" (MinAtar's bool frames: loomnb.envs.minatar.make_minatar)" if space.dtype == np.bool_ else ""))
     return int(c), int(h), int(w)
 
+def encoder_kind(space) -> str:
+    "'nature' for frames of at least 36x36 (Atari, resized), 'minatar' for smaller ones (MinAtar's 10x10)."
+    _, h, w = check_image_space(space, "encoder_kind")
+    return "nature" if min(h, w) >= MIN_SIZE else "minatar"
+
+def pixel_scale(space) -> float:
+    "The factor that brings observations of `space` to [0, 1]: 1/max(high) for uint8 (1/255 for pixels), 1 for float32."
+    if space.dtype != np.uint8: return 1.0
+    hi = float(np.max(space.high))
+    return 1.0 / hi if 0 < hi <= 255 else 1.0 / 255.0
+
 # %% ../../nbs/36aa_agents.cnn.ipynb #cn009
-class NatureCNN(nn.Module):
+class PixelEncoder(nn.Module):
+    "Base of the image encoders: the checked `(C, H, W)` shape, the scale to [0, 1], and `images` (reshape and scale)."
+    def __init__(self, observation_space: spaces.Box): # Image space (C, H, W), uint8 or float32
+        super().__init__()
+        self.shape = check_image_space(observation_space, type(self).__name__)
+        self.scale = pixel_scale(observation_space)
+
+    def images(self, obs: torch.Tensor) -> torch.Tensor:
+        "`obs` as float `[B, C, H, W]` in [0, 1]; ValueError for another shape or a non-numeric dtype."
+        name = type(self).__name__
+        if obs.dtype == torch.bool or obs.is_complex():
+            raise ValueError(f"{name}: observations of dtype {obs.dtype}: expected uint8 pixels or float values")
+        if tuple(obs.shape[1:]) == self.shape: x = obs
+        elif obs.ndim == 2 and obs.shape[1] == math.prod(self.shape): x = obs.reshape(obs.shape[0], *self.shape)
+        else:
+            raise ValueError(f"{name}: observations of shape {tuple(obs.shape)}: expected [B, {', '.join(map(str, self.shape))}] "
+                             f"(or flattened [B, {math.prod(self.shape)}])")
+        return x.float() * self.scale
+
+class NatureCNN(PixelEncoder):
     "Mnih et al. 2015's encoder: three ReLU convolutions and a ReLU linear layer, pixels scaled from the space's dtype."
-    def __init__(self, observation_space: spaces.Box, # Image space (C, H, W), uint8 or float32
+    def __init__(self, observation_space: spaces.Box, # Image space (C, H, W) with H, W >= 36, uint8 or float32
                  features_dim: int=512, # Output features
                 ):
-        super().__init__()
-        self.shape = check_image_space(observation_space, "NatureCNN")
-        self.scale = 1.0 / 255.0 if observation_space.dtype == np.uint8 else 1.0
+        super().__init__(observation_space)
+        if min(self.shape[1:]) < MIN_SIZE:
+            raise ValueError(f"NatureCNN: observation shape {self.shape} is too small: the Nature CNN needs H, W >= {MIN_SIZE} "
+                             "(resize with loomnb.envs.pixels.ImagePreprocess(size=...), or use MinAtarCNN)")
         c = self.shape[0]
         self.convs = nn.Sequential(layer_init(nn.Conv2d(c, 32, 8, 4)), nn.ReLU(), layer_init(nn.Conv2d(32, 64, 4, 2)), nn.ReLU(),
                                    layer_init(nn.Conv2d(64, 64, 3, 1)), nn.ReLU(), nn.Flatten())
@@ -59,31 +93,46 @@ class NatureCNN(nn.Module):
         self.linear = nn.Sequential(layer_init(nn.Linear(n, features_dim)), nn.ReLU())
         self.features_dim = int(features_dim)
 
-    def images(self, obs: torch.Tensor) -> torch.Tensor:
-        "`obs` as float `[B, C, H, W]` in [0, 1]; ValueError for another shape or a non-numeric dtype."
-        if obs.dtype == torch.bool or obs.is_complex():
-            raise ValueError(f"NatureCNN: observations of dtype {obs.dtype}: expected uint8 pixels or float values")
-        if tuple(obs.shape[1:]) == self.shape: x = obs
-        elif obs.ndim == 2 and obs.shape[1] == math.prod(self.shape): x = obs.reshape(obs.shape[0], *self.shape)
-        else:
-            raise ValueError(f"NatureCNN: observations of shape {tuple(obs.shape)}: expected [B, {', '.join(map(str, self.shape))}] "
-                             f"(or flattened [B, {math.prod(self.shape)}])")
-        return x.float() * self.scale
+    def forward(self, obs: torch.Tensor) -> torch.Tensor: return self.linear(self.convs(self.images(obs)))
+
+# %% ../../nbs/36aa_agents.cnn.ipynb #cn011b
+class MinAtarCNN(PixelEncoder):
+    "Young & Tian 2019's MinAtar encoder: one 3x3 convolution with 16 filters and a 128-unit layer, both ReLU."
+    def __init__(self, observation_space: spaces.Box, # Image space (C, H, W) with H, W >= 3 (MinAtar: (C, 10, 10) uint8 in {0, 1})
+                 features_dim: int=128, # Output features
+                ):
+        super().__init__(observation_space)
+        c, h, w = self.shape
+        self.convs = nn.Sequential(layer_init(nn.Conv2d(c, 16, 3, 1)), nn.ReLU(), nn.Flatten())
+        self.linear = nn.Sequential(layer_init(nn.Linear(16 * (h - 2) * (w - 2), features_dim)), nn.ReLU())
+        self.features_dim = int(features_dim)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor: return self.linear(self.convs(self.images(obs)))
+
+def make_encoder(observation_space, # Image space (C, H, W)
+                 kind: str="auto", # "auto" (by frame size, `encoder_kind`), "nature" or "minatar"
+                 features_dim: int | None=None, # Output features (None: 512 for Nature, 128 for MinAtar)
+                ) -> PixelEncoder:
+    "The image encoder for `observation_space`."
+    if kind not in ("auto", "nature", "minatar"): raise ValueError(f"make_encoder: `kind` must be 'auto', 'nature' or 'minatar', got {kind!r}")
+    kind = encoder_kind(observation_space) if kind == "auto" else kind
+    cls = NatureCNN if kind == "nature" else MinAtarCNN
+    return cls(observation_space) if features_dim is None else cls(observation_space, int(features_dim))
 
 # %% ../../nbs/36aa_agents.cnn.ipynb #cn013
 _LOG_2PI = math.log(2 * math.pi)
 
 class CnnActorCritic(nn.Module):
-    "Nature-CNN encoder shared by a policy head (categorical or diagonal Gaussian) and a value head."
+    "A CNN encoder shared by a policy head (categorical or diagonal Gaussian) and a value head."
     def __init__(self, observation_space: spaces.Box, # Image space (C, H, W)
                  action_space: spaces.Space, # Discrete or 1-D Box
-                 features_dim: int=512, # Encoder output features
+                 features_dim: int | None=None, # Encoder output features (None: 512 Nature, 128 MinAtar)
                  log_std_init: float=0.0, # Initial log-std (Box actions)
+                 encoder: str="auto", # "auto" (by frame size), "nature" or "minatar"
                 ):
         super().__init__()
-        self.encoder = NatureCNN(observation_space, features_dim)
+        self.encoder = make_encoder(observation_space, encoder, features_dim)
+        features_dim = self.encoder.features_dim
         self.discrete = isinstance(action_space, spaces.Discrete)
         if not self.discrete and not (isinstance(action_space, spaces.Box) and len(action_space.shape) == 1):
             raise ValueError(f"CnnActorCritic supports Discrete and 1-D Box action spaces, got {action_space}")
@@ -125,15 +174,16 @@ class CnnActorCritic(nn.Module):
 
 # %% ../../nbs/36aa_agents.cnn.ipynb #cn018
 class CnnQNetwork(nn.Module):
-    "Nature-CNN encoder and a linear layer to Q-values [B, n_actions]."
+    "A CNN encoder (Nature, or MinAtar for small frames) and a linear layer to Q-values [B, n_actions]."
     def __init__(self, observation_space: spaces.Box, # Image space (C, H, W)
                  n_actions: int, # Number of discrete actions
-                 features_dim: int=512, # Encoder output features
+                 features_dim: int | None=None, # Encoder output features (None: 512 Nature, 128 MinAtar)
+                 encoder: str="auto", # "auto" (by frame size), "nature" or "minatar"
                 ):
         super().__init__()
-        self.encoder = NatureCNN(observation_space, features_dim)
+        self.encoder = make_encoder(observation_space, encoder, features_dim)
         self.n_actions = int(n_actions)
-        self.head = layer_init(nn.Linear(features_dim, self.n_actions), 1.0)
+        self.head = layer_init(nn.Linear(self.encoder.features_dim, self.n_actions), 1.0)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor: return self.head(self.encoder(obs))
 

@@ -78,10 +78,17 @@ def _resolve(ep):
     return ep
 
 def _gym_plugins(id):
-    "Register ale-py's `ALE/...` ids with gymnasium on first use (gymnasium 1.x needs ale_py imported)."
+    "The id to make: ale-py's `ALE/...` ids registered with gymnasium on first use (gymnasium 1.x needs ale_py imported); MinAtar's `MinAtar/...` ids likewise; `dmc:<domain>-<task>` as its gymnasium id (loomnb.envs.dmc)."
     if isinstance(id, str) and id.startswith("ALE/") and id not in gymnasium.registry:
         try: import ale_py; gymnasium.register_envs(ale_py)
         except ImportError: pass
+    if isinstance(id, str) and id.startswith("MinAtar/") and id not in gymnasium.registry:
+        try: import minatar.gym; minatar.gym.register_envs()
+        except ImportError: pass
+    if isinstance(id, str) and (id.startswith("dmc:") or id.startswith("DMC/")):
+        from .dmc import dmc_gym_id
+        return dmc_gym_id(id)
+    return id
 
 def make(id: str, # "Name-vX", "Name" (latest version), any gymnasium id, or one gymnasium.Env instance
          num_envs: int=1, # Number of copies N
@@ -96,7 +103,7 @@ def make(id: str, # "Name-vX", "Name" (latest version), any gymnasium id, or one
     if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
         raise ValueError(f"make: `num_envs` must be a positive int, got {num_envs!r}")
     if isinstance(id, gymnasium.Env): return vectorize_env(id, num_envs, seed)   # an instance: itself (and copies of it)
-    _gym_plugins(id)
+    id = _gym_plugins(id)
     if backend != "gymnasium":
         try: s = spec(id)
         except KeyError as e:

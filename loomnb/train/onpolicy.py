@@ -13,6 +13,7 @@ from gymnasium import spaces
 from ..agents.nets import make_policy, check_policy
 from ..agents.cnn import is_image_space, make_cnn_policy
 from ..fast.optim import make_adam
+from ..fast.cnn import channels_last_convs
 from ..buffers.rollout import RolloutBuffer
 from .collect import Collector
 from .learner import Algorithm, TrainState
@@ -34,6 +35,7 @@ class OnPolicyAlgorithm(Algorithm):
                                  c.ortho_init, c.log_std_init, algo=type(self).__name__)
         check_policy(policy)
         self.policy = policy.to(self.device)
+        if is_image_space(osp): channels_last_convs(self.policy, osp.shape, self.device)   # engine room: NHWC convolutions where they pay
         self.optimizer = self.make_optimizer()
         box = isinstance(asp, spaces.Box)
         self.buffer = RolloutBuffer(c.n_steps, env.num_envs, osp.shape, asp.shape if box else (),

@@ -24,4 +24,7 @@ step "docs site, rendered from the executed notebooks in _exec/"
 bash scripts/docs.sh
 
 step "pytest tests/"
-python -m pytest tests -q -rs -p no:cacheprovider --durations=10
+# Two workers, whole files each: most tests wait on subprocesses and servers. Modules marked `exclusive` (Ray
+# clusters, torchrun ranks, timed fail-fast paths) run with the other worker held (tests/conftest.py).
+# PYTEST_WORKERS=0 runs everything in one process.
+python -m pytest tests -q -rs -p no:cacheprovider --durations=10 -n "${PYTEST_WORKERS:-2}" --dist loadfile

@@ -26,3 +26,30 @@ def redis_url():
     yield srv.url
     srv.stop()
     assert srv.proc is None
+
+
+# Two pytest workers (pytest-xdist, whole files each) share the two cores. A module marked `exclusive` (a Ray cluster,
+# torchrun ranks, tests that time a fail-fast path) runs with the other worker held between its tests: every test
+# takes a shared lock on one file per run, and an exclusive module takes it exclusively from its first test's setup
+# (module fixtures included) to its last test's teardown. Without xdist nothing is locked.
+import fcntl
+_lock = {"fd": None, "mode": None}
+
+def _lock_to(mode):
+    if _lock["mode"] == mode: return
+    if _lock["fd"] is None:
+        path = Path(os.environ.get("TMPDIR", "/tmp")) / f"loomnb-tests-{os.environ['PYTEST_XDIST_TESTRUNUID']}.lock"
+        _lock["fd"] = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(_lock["fd"], fcntl.LOCK_UN)
+    if mode is not None: fcntl.flock(_lock["fd"], fcntl.LOCK_EX if mode == "ex" else fcntl.LOCK_SH)
+    _lock["mode"] = mode
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if "PYTEST_XDIST_TESTRUNUID" not in os.environ:
+        yield; return
+    excl = item.get_closest_marker("exclusive") is not None
+    _lock_to("ex" if excl else "sh")
+    try: yield
+    finally:
+        if not (excl and nextitem is not None and nextitem.module is item.module): _lock_to(None)

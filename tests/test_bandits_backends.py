@@ -107,6 +107,7 @@ def test_corrupt_blob_never_served(memory_settings):
     asyncio.run(run())
 
 
+@pytest.mark.exclusive   # times its fail-fast path: alone under two pytest workers
 def test_storage_outage_opens_circuit(tmp_path):
     "A dead Redis: retries with backoff, then the breaker opens and calls fail fast."
     from loomnb.bandits.service import CircuitOpenError

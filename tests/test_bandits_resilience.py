@@ -5,6 +5,7 @@ import pytest
 import redis.exceptions as rex
 from conftest import need_binary
 from prometheus_client import CollectorRegistry
+pytestmark = pytest.mark.exclusive   # runs alone under two pytest workers (conftest.py)
 
 
 @pytest.mark.parametrize("vector", [False, True])

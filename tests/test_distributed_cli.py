@@ -3,6 +3,8 @@ import os, subprocess, sys
 from pathlib import Path
 import torch
 from conftest import ROOT
+import pytest
+pytestmark = pytest.mark.exclusive   # runs alone under two pytest workers (conftest.py)
 
 def test_cli_train_nproc_2(tmp_path):
     ckpt = tmp_path / "ddp.pt"

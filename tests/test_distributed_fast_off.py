@@ -2,7 +2,7 @@
 import json
 import pytest
 
-pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
+pytestmark = [pytest.mark.exclusive, pytest.mark.filterwarnings("ignore::FutureWarning")]
 ENV = {"GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1", "WANDB_MODE": "disabled", "LOOMNB_FAST": "0"}
 
 def test_two_ranks_fast_off_use_the_plain_all_reduce_and_learn(tmp_path):

@@ -3,7 +3,7 @@ import time
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
+pytestmark = [pytest.mark.exclusive, pytest.mark.filterwarnings("ignore::FutureWarning")]   # actor processes: runs alone under two workers
 CFG = dict(n_actors=2, n_envs=8, learning_rate=2e-3, ent_coef=0.0)
 
 def test_impala_two_actors_learn_cartpole(tmp_path):

@@ -2,7 +2,7 @@
 import json, os, sys
 import pytest
 
-pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
+pytestmark = [pytest.mark.exclusive, pytest.mark.filterwarnings("ignore::FutureWarning")]
 CFG = {"n_envs": 4, "n_steps": 64, "batch_size": 128, "n_epochs": 2}
 
 def _launch(tmp_path, algo, timesteps, cfg, nproc=2):

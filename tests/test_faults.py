@@ -106,6 +106,7 @@ def test_nan_guard_skips_the_bad_update_and_reports_it(mode):
     good.train(50)   # a skipped update leaves the model as a run without it (5 good updates each)
     for p, q in zip(tr.algo.net.parameters(), good.algo.net.parameters()): torch.testing.assert_close(p, q)
 
+@pytest.mark.exclusive   # starts ranks: alone under two pytest workers
 def test_distributed_trainer_passes_nan_guard():
     from loomnb.distributed import DistributedTrainer
     dt = DistributedTrainer("lin_faults", "CartPole-v1", config=dict(mode="grad", at=2), nan_guard=True)
@@ -158,6 +159,7 @@ def _torchrun(*args, timeout=120):
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     return r, time.monotonic() - t0
 
+@pytest.mark.exclusive   # starts ranks: alone under two pytest workers
 def test_ddp_rank_killed_mid_step_ends_job_naming_rank(tmp_path):
     "Rank 1 SIGKILLs itself between its forward pass and its gradient all-reduce: rank 0 must not hang."
     r, dt = _torchrun("smoke", "--steps", "200", "--kill-rank", "1", "--timeout-s", "30", timeout=120)
@@ -166,6 +168,7 @@ def test_ddp_rank_killed_mid_step_ends_job_naming_rank(tmp_path):
     assert re.search(r"Root Cause.*rank\s*: 1 \(local_rank: 1\)\s*exitcode\s*: -9 .*\(SIGKILL\)", err, re.S), err[-3000:]
     assert dt < 60, f"the job took {dt:.1f}s to end"
 
+@pytest.mark.exclusive   # starts ranks: alone under two pytest workers
 def test_spawned_rank_killed_names_rank():
     from loomnb.distributed import spawn, ddp_smoke
     t0 = time.monotonic()

@@ -1,5 +1,7 @@
 "The LoomOS form with distributed=True on two real torchrun ranks (gloo, CPU): identical networks, split budget, own env streams."
 import json, os, subprocess, sys, textwrap
+import pytest
+pytestmark = pytest.mark.exclusive   # runs alone under two pytest workers (conftest.py)
 
 WORKER = textwrap.dedent('''
     import json, sys, torch

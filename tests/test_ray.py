@@ -9,7 +9,7 @@ from loomnb.train.state import Callback
 
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # keep 127.0.0.1 as the nodes' address (before Ray is imported)
 os.environ.setdefault("WANDB_MODE", "disabled")
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
+pytestmark = [pytest.mark.exclusive, pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")]
 TINY = ROOT / "tests" / "data" / "tiny_run.ipynb"
 IMPALA = dict(n_actors=2, n_envs=8, learning_rate=2e-3, ent_coef=0.0, backend="ray", ray_resources={"rollout": 1})
 

@@ -10,7 +10,7 @@ import numpy as np
 import gymnasium
 from gymnasium import spaces
 from .core import VecEnv
-from .wrappers import VecEnvWrapper
+from .wrappers import ObservationWrapper
 from .backends import BaseEnvironment, SyncVecEnv
 
 # %% auto #0
@@ -77,7 +77,7 @@ class MinAtarEnv(gymnasium.Env, BaseEnvironment):
         g.last_action = last
 
 # %% ../../nbs/33g_envs.minatar.ipynb #ma060
-class MinAtarFrames(VecEnvWrapper):
+class MinAtarFrames(ObservationWrapper):
     "MinAtar's (10, 10, C) bool frames as channels-first uint8 in {0, 1}: Box(0, 1, (C, 10, 10), uint8)."
     def __init__(self, env: VecEnv): # A vector env with channels-last boolean (or 0/1) frames
         super().__init__(env)
@@ -91,13 +91,6 @@ class MinAtarFrames(VecEnvWrapper):
         "[N, H, W, C] frames as [N, C, H, W] uint8."
         return np.ascontiguousarray(np.moveaxis(np.asarray(obs), -1, 1), dtype=np.uint8)
 
-    def reset(self, seed: int | None = None):
-        obs, info = self.env.reset(seed=seed)
-        return self.process(obs), info
-    def step(self, actions):
-        obs, rew, term, trunc, info = self.env.step(actions)
-        return self.process(obs), rew, term, trunc, {**info, "final_obs": self.process(info["final_obs"])}
-    def reset_envs(self, mask): return self.process(self.env.reset_envs(mask))
 
 # %% ../../nbs/33g_envs.minatar.ipynb #ma061
 def make_minatar(game: str="Breakout", # One of GAMES

@@ -10,7 +10,7 @@ import numpy as np
 import gymnasium
 from gymnasium import spaces
 from .core import VecEnv, EnvSpec, pcg64_rows, check_actions, action_value_error
-from .wrappers import VecEnvWrapper, FrameStack
+from .wrappers import ObservationWrapper, FrameStack
 from .backends import SyncVecEnv
 
 # %% auto #0
@@ -35,7 +35,7 @@ def resize_images(x: np.ndarray, # [..., H, W] images (any leading axes)
 # %% ../../nbs/33c_envs.pixels.ipynb #px010
 _LUMA = np.array([0.299, 0.587, 0.114], np.float32)
 
-class ImagePreprocess(VecEnvWrapper):
+class ImagePreprocess(ObservationWrapper):
     "Grayscale, resize and move channels first (uint8, or float32 in [0, 1] with `normalize`)."
     def __init__(self, env: VecEnv, # Env with image observations (H, W, C) or (H, W)
                  size: int | tuple[int, int] | None=84, # Output (h, w) (an int: square); None keeps the size
@@ -66,13 +66,6 @@ class ImagePreprocess(VecEnvWrapper):
         if self.normalize: return np.clip(x * np.float32(1 / 255), 0, 1).astype(np.float32)
         return np.rint(x).clip(0, 255).astype(np.uint8)
 
-    def reset(self, seed: int | None = None):
-        obs, info = self.env.reset(seed=seed)
-        return self.process(obs), info
-    def step(self, actions):
-        obs, rew, term, trunc, info = self.env.step(actions)
-        return self.process(obs), rew, term, trunc, {**info, "final_obs": self.process(info["final_obs"])}
-    def reset_envs(self, mask): return self.process(self.env.reset_envs(mask))
 
 # %% ../../nbs/33c_envs.pixels.ipynb #px012
 class PixelIdentityVecEnv(VecEnv):

@@ -13,7 +13,8 @@ from .core import VecEnv, check_actions, space_str
 from ..ops.stats import RunningMeanStd
 
 # %% auto #0
-__all__ = ['VecEnvWrapper', 'VecNormalize', 'FrameStack', 'TimeLimit', 'EpisodeStats', 'RescaleAction', 'ClipAction']
+__all__ = ['VecEnvWrapper', 'ObservationWrapper', 'VecNormalize', 'FrameStack', 'TimeLimit', 'EpisodeStats', 'RescaleAction',
+           'ClipAction']
 
 # %% ../../nbs/33_envs.wrappers.ipynb #c005
 class VecEnvWrapper(VecEnv):
@@ -36,6 +37,18 @@ class VecEnvWrapper(VecEnv):
         if name.startswith("_") or name == "env": raise AttributeError(name)
         return getattr(self.env, name)
     def __repr__(self): return f"{type(self).__name__}({self.env!r})"
+
+# %% ../../nbs/33_envs.wrappers.ipynb #c005b
+class ObservationWrapper(VecEnvWrapper):
+    "A wrapper whose observations are `process(obs)` of the wrapped env's, everywhere they appear."
+    def process(self, obs: np.ndarray) -> np.ndarray: raise NotImplementedError
+    def reset(self, seed: int | None = None):
+        obs, info = self.env.reset(seed=seed)
+        return self.process(obs), info
+    def step(self, actions):
+        obs, rew, term, trunc, info = self.env.step(actions)
+        return self.process(obs), rew, term, trunc, {**info, "final_obs": self.process(info["final_obs"])}
+    def reset_envs(self, mask): return self.process(self.env.reset_envs(mask))
 
 # %% ../../nbs/33_envs.wrappers.ipynb #c007
 class VecNormalize(VecEnvWrapper):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import torch
-from ..core import Config, ConfigError, RUN_OPTIONS, atomic_write, did_you_mean, get_device, seed_everything
+from ..core import Config, ConfigError, RUN_OPTIONS, atomic_write, get_device, seed_everything
 from ..ops._runtime import lean_numba_runtime
 from .checkpoint import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, CheckpointError, to_safe, from_safe, checkpoint_digest,
                                      load_checkpoint, env_record, make_kwargs, env_from_record, restore_env)
@@ -22,6 +22,7 @@ from .nonfinite import NonFiniteError, FiniteEnv, first_nonfinite, nan_guard_sna
 from .state import TrainState, CancelFitException, Callback, CALLBACK_EVENTS, overrides_event
 from .registry import ALGORITHMS, register_algorithm, get_algorithm, algorithms_supporting
 from .resume import TrainerCheckpoints
+from .inference import TrainerInference
 
 # %% auto #0
 __all__ = ['set_data_parallel', 'data_parallel_setup', 'TrainResult', 'Algorithm', 'resolve_config', 'Trainer']
@@ -337,63 +338,8 @@ class _TrainerSetup:
         from loomnb.train.loggers import make_logger
         return make_logger(logger)
 
-# %% ../../nbs/38_train.learner.ipynb #c027b
-class _TrainerInference:
-    "Mixin of `Trainer`: `predict` (arrays, or a dict agent -> observations for multi-agent runs) and `evaluate`."
-    def predict(self, obs, # One observation or a batch [B, *obs_shape]
-                 deterministic: bool=True, # Mode of the policy instead of a sample
-                ) -> np.ndarray:
-        "Actions for `obs` from the trained policy (multi-agent runs: a dict agent -> observations in, agent -> actions out)."
-        if hasattr(self.env, "possible_agents"): return self._predict_agents(obs, deterministic)
-        if getattr(self.env.single_observation_space, "shape", ()) is None: return self.algo.predict(obs, deterministic)  # e.g. text
-        obs = np.asarray(obs, dtype=np.float32)
-        if not np.isfinite(obs).all(): raise ValueError(f"predict: `obs` holds NaN or inf ({int((~np.isfinite(obs)).sum())} values)")
-        shape = tuple(self.env.single_observation_space.shape)
-        single = obs.shape == shape
-        if not single and obs.shape[1:] != shape:
-            raise ValueError(f"predict: `obs` must have shape {shape} or [B, *{shape}], got {obs.shape}")
-        batch = obs[None] if single else obs
-        norm = getattr(self.env, "normalize_obs", None)
-        if callable(norm): batch = np.asarray(norm(batch), np.float32)
-        a = self.algo.predict(batch, deterministic)
-        return a[0] if single else a
-
-    def _predict_agents(self, obs, deterministic):
-        "The multi-agent `predict`: every agent's observations checked (the errors name the agent), then the algorithm's."
-        agents = list(self.env.possible_agents)
-        if not isinstance(obs, dict): raise TypeError(f"predict: a multi-agent run takes a dict agent -> observations (agents {agents}), got {type(obs).__name__}")
-        for k in obs:
-            if k not in agents: raise ValueError(f"predict: unknown agent {k!r}; the agents are {agents}.{did_you_mean(str(k), agents)}")
-        missing = [a for a in agents if a not in obs]
-        if missing: raise ValueError(f"predict: `obs` lacks agent {missing[0]!r} (agents: {agents})")
-        out, lead = {}, None
-        for a in agents:
-            x, shape = np.asarray(obs[a], np.float32), tuple(self.env.observation_space(a).shape)
-            if x.shape != shape and x.shape[1:] != shape:
-                raise ValueError(f"predict: agent {a!r}: observations must have shape {shape} or [B, *{shape}], got {x.shape}")
-            if not np.isfinite(x).all(): raise ValueError(f"predict: agent {a!r}: observations hold NaN or inf ({int((~np.isfinite(x)).sum())} values)")
-            b = None if x.shape == shape else x.shape[0]
-            if lead is not None and b != lead[1]:
-                raise ValueError(f"predict: agent {a!r} has {'one observation' if b is None else f'a batch of {b}'}, agent {lead[0]!r} "
-                                 f"{'one observation' if lead[1] is None else f'a batch of {lead[1]}'}; give every agent the same")
-            lead, out[a] = lead or (a, b), x
-        return self.algo.predict(out, deterministic)
-
-    def evaluate(self, n_episodes: int=10, # Complete episodes
-                 deterministic: bool=True, # The policy's mode instead of a sample
-                 seed: int | None=0, # Reset seed of the evaluation env
-                 env=None, # Env id or VecEnv to evaluate on (default: a fresh env of the training env's id)
-                ):
-        "Evaluate the policy on fresh episodes with `loomnb.eval.evaluate` (multi-agent runs: per-agent and team return, success, collisions)."
-        from loomnb.eval import evaluate
-        if env is None:
-            env = getattr(getattr(self.env, "spec", None), "id", None)
-            if env is None: raise ValueError(f"evaluate: the training env {self.env!r} has no registry id to make a fresh one from; pass `env` (an id or a VecEnv)")
-        return evaluate(self, env, n_episodes, deterministic, seed)
-
-
 # %% ../../nbs/38_train.learner.ipynb #c027
-class Trainer(_TrainerSetup, _TrainerLoop, TrainerCheckpoints, _TrainerInference):
+class Trainer(_TrainerSetup, _TrainerLoop, TrainerCheckpoints, TrainerInference):
     "Train any registered algorithm on a vector env, with callbacks, logging and exact-resume checkpoints."
     tuned = torch_threads = None   # what `train.tuned` set (its record); torch threads while training (None: the default)
     def __init__(self, algo=None, # Registered algorithm name or an `Algorithm` subclass

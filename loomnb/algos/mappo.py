@@ -16,7 +16,7 @@ from gymnasium import spaces
 from ..core import Config, ConfigError
 from ..ops.returns import gae
 from ..ops.stats import RunningMeanStd, all_finite
-from ..agents.nets import mlp
+from ..agents.multiagent import MultiAgentPolicy
 from ..fast.optim import make_adam
 from ..train.learner import Algorithm, TrainState, register_algorithm
 from ..train.nonfinite import NonFiniteError
@@ -26,8 +26,8 @@ from ..envs.multiagent import MultiAgentVecEnv
 from ..envs import spread as _spread_registration
 
 # %% auto #0
-__all__ = ['MAPPOConfig', 'IPPOConfig', 'agent_gae', 'MultiAgentPolicy', 'value_loss', 'mappo_loss', 'MARollout',
-           'MultiAgentOnPolicy', 'MultiAgentOnPolicyState', 'MAPPO', 'IPPO']
+__all__ = ['MAPPOConfig', 'IPPOConfig', 'agent_gae', 'value_loss', 'mappo_loss', 'MARollout', 'MultiAgentOnPolicy',
+           'MultiAgentOnPolicyState', 'MAPPO', 'IPPO']
 
 # %% ../../nbs/47_algos.mappo.ipynb #m47006
 @dataclass
@@ -95,82 +95,6 @@ def agent_gae(rewards: np.ndarray, # [T, N, A] per-agent rewards
     adv, ret = gae(f(rewards), f(values), f(terminated), f(truncated), f(final_values),
                    np.ascontiguousarray(last_values).reshape(N * A), gamma, lam)
     return adv.reshape(T, N, A), ret.reshape(T, N, A)
-
-# %% ../../nbs/47_algos.mappo.ipynb #m47013
-class MultiAgentPolicy(nn.Module):
-    "Per-agent (or shared) actors on the agents' observations; critics on the global state (centralised) or on the observations."
-    def __init__(self, obs_dims: list, # Observation size of each agent
-                 act_spaces: list, # Action space of each agent (all Discrete, or all 1-D Box)
-                 state_dim: int, # Global state size (centralised critic)
-                 share: bool=True, # One actor and one critic for all agents (needs equal spaces)
-                 centralised: bool=True, # Critic on the global state
-                 agent_id: bool=True, # One-hot agent id appended to the shared networks' inputs
-                 hidden=64, activation: str="relu", ortho_init: bool=True, log_std_init: float=-0.5,
-                 critic_obs: bool=False, # Centralised critic on the global state and the agent's own observation
-                 layer_norm: bool=False, # LayerNorm on every network's input
-                ):
-        super().__init__()
-        A = len(obs_dims); self.A, self.share, self.centralised = A, bool(share), bool(centralised)
-        self.critic_obs = bool(critic_obs) and self.centralised
-        self.obs_dims, self.discrete = [int(d) for d in obs_dims], isinstance(act_spaces[0], spaces.Discrete)
-        self.out_dims = [int(s.n) if self.discrete else int(s.shape[0]) for s in act_spaces]
-        self.ids = A if (agent_id and share) else 0   # per-agent networks know their agent
-        na = 1 if share else A
-        net = lambda d, out, gain: (nn.Sequential(nn.LayerNorm(d), mlp(d, out, hidden, activation, gain, ortho_init)) if layer_norm
-                                    else mlp(d, out, hidden, activation, gain, ortho_init))
-        self.actors = nn.ModuleList([net(self.obs_dims[i] + self.ids, self.out_dims[i], 0.01) for i in range(na)])
-        cin = [(int(state_dim) + self.obs_dims[i] * self.critic_obs if centralised else self.obs_dims[i]) + self.ids for i in range(na)]
-        self.critics = nn.ModuleList([net(cin[i], 1, 1.0) for i in range(na)])
-        self.log_std = None if self.discrete else nn.Parameter(torch.full((na, max(self.out_dims)), float(log_std_init)))
-        self.register_buffer("eye", torch.eye(A), persistent=False)
-
-    def _run(self, nets, xs):
-        "Apply the shared net to all agents at once (ids appended), or each agent's own net: a list of `[B, out]`."
-        if not self.share: return [nets[i](x) for i, x in enumerate(xs)]
-        B = xs[0].shape[0]
-        x = torch.stack(xs, 1)
-        if self.ids: x = torch.cat([x, self.eye.expand(B, self.A, self.A)], -1)
-        y = nets[0](x.reshape(B * self.A, -1)).reshape(B, self.A, -1)
-        return [y[:, i] for i in range(self.A)]
-
-    def _obs(self, obs): return [obs[:, i, :d] for i, d in enumerate(self.obs_dims)]
-
-    def value(self, obs, state):
-        "Values `[B, A]` (in the critic's normalised units) from observations `[B, A, D]` and the global state `[B, S]`."
-        if not self.centralised: xs = self._obs(obs)
-        else: xs = [torch.cat([state, o], -1) for o in self._obs(obs)] if self.critic_obs else [state] * self.A
-        return torch.cat(self._run(self.critics, xs), 1)
-
-    def _dists(self, obs):
-        "Per agent: log-softmax logits `[B, n]` (Discrete) or (mean, log_std) (Box)."
-        heads = self._run(self.actors, self._obs(obs))
-        if self.discrete: return [h.log_softmax(-1) for h in heads]
-        return [(h, self.log_std[0 if self.share else i, :h.shape[-1]]) for i, h in enumerate(heads)]
-
-    def act(self, obs, deterministic: bool=False):
-        "Actions (`[B, A]` int64 or `[B, A, k]` float, padded) and log-probs `[B, A]`."
-        out, lps = [], []
-        for i, d in enumerate(self._dists(obs)):
-            if self.discrete:
-                a = d.argmax(-1) if deterministic else torch.multinomial(d.exp(), 1).squeeze(-1)
-                out.append(a); lps.append(d.gather(-1, a.unsqueeze(-1)).squeeze(-1))
-            else:
-                m, ls = d; a = m if deterministic else m + torch.randn_like(m) * ls.exp()
-                out.append(nn.functional.pad(a, (0, max(self.out_dims) - a.shape[-1]))); lps.append(_gauss_logp(m, ls, a))
-        return torch.stack(out, 1), torch.stack(lps, 1)
-
-    def evaluate(self, obs, actions):
-        "Log-probs and entropies `[B, A]` of `actions`."
-        lps, ents = [], []
-        for i, d in enumerate(self._dists(obs)):
-            if self.discrete:
-                lps.append(d.gather(-1, actions[:, i].long().unsqueeze(-1)).squeeze(-1)); ents.append(-(d.exp() * d).sum(-1))
-            else:
-                m, ls = d; lps.append(_gauss_logp(m, ls, actions[:, i, :m.shape[-1]]))
-                ents.append((ls + 0.5 * (1.0 + math.log(2 * math.pi))).sum().expand(m.shape[0]))
-        return torch.stack(lps, 1), torch.stack(ents, 1)
-
-def _gauss_logp(m, ls, a): return (-0.5 * ((a - m) * torch.exp(-ls)).square() - ls - 0.5 * math.log(2 * math.pi)).sum(-1)
 
 # %% ../../nbs/47_algos.mappo.ipynb #m47017
 def value_loss(v, v_old, ret, # [B] current values, values at collection time, targets

@@ -87,3 +87,14 @@ def test_unweighted_algorithms_unchanged(tmp_path, algo):
     w1, w0 = asyncio.run(run(True)), asyncio.run(run(False))
     for k in ("A_inv", "b", "theta", "counts"): np.testing.assert_array_equal(w1[k], w0[k], err_msg=k)
     assert not getattr(make_algorithm(algo), "importance_weighted", False)
+
+
+def test_drift_wrapper_forwards_the_weight():
+    "The drift option's wrapper takes the weight when its base does, and stays unweighted around LinUCB."
+    from loomnb.bandits.trainers import update_of
+    a = make_algorithm("adaptive_contextual_bandit", drift_detector="page_hinkley")
+    u = update_of(a, X[0], 1, 1.0, None, 0.1, ACTS)
+    assert type(a).__name__ == "DriftResetBandit" and u[4] == 2.5
+    w, _ = a.update_many_sync({}, [u])
+    close(w, replay("adaptive_contextual_bandit", [(X[0], 1, 1.0, 0.1)], True), ADA)
+    assert len(update_of(make_algorithm("linucb", drift_detector="page_hinkley"), X[0], 1, 1.0, None, 0.1, ACTS)) == 4

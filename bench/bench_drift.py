@@ -3,6 +3,7 @@ throughput / p99 latency of experience writes and samples per memory backend.
 
 Usage:  python bench/bench_drift.py [--seeds 10] [--iterations 5000] [--window 200] [--skip-drift] [--skip-store]
                                     [--store-events 2000] [--plot bench/results/decision_engine_ctr.png]
+                                    [--service] [--scenarios 1 2 3] [--only NAME_PART ...]
 Needs:  pip install vowpalwabbit (the VW rows are skipped without it); qdrant-client for the Qdrant rows; redis-server
         on PATH for the Redis rows.
 Problem (VW's tutorial "Simulating a news personalization scenario using Contextual Bandits"): users Tom and Anna visit
@@ -17,7 +18,9 @@ the seed's generator. loomnb: LinUCB (alpha 1), linear Thompson sampling, the co
 (`contextual_bandit`, constant-step SGD, epsilon 0.2), the ridge epsilon-greedy, and `adaptive_contextual_bandit`
 (VW's adaptive normalised invariant update), through predict_sync/update_sync; "+ reset" rows use the library's drift
 option (`drift_detector="page_hinkley"`, bandits.drift: a Page-Hinkley test from loomnb.eval.drift on the reward stream
-that restarts the weights when it alarms).
+that restarts the weights when it alarms). --service adds rows that run through the decision service
+(`ReinforcementLearningFactory`, SQLite memory, online trainer): get_action, then process_feedback with the decision's
+logged propensity and offered actions (importance weights 1/(K p) for the adaptive SGD learner) or without them.
 CTR (the tutorial's): cumulative clicks / events. Windowed CTR: clicks over the last --window events. Recovery: events
 after the change until the windowed CTR is back to >= 90% of its level over the --window events before the change.
 """
@@ -70,6 +73,33 @@ def run_loomnb(name, importance=None, **params):
     return run
 
 
+def run_service(name, weighted=True, **params):
+    """A loomnb algorithm through the decision service (`ReinforcementLearningFactory`, SQLite memory in a temporary
+    folder, online trainer): get_action, then process_feedback with the decision's logged propensity and offered
+    actions (`weighted`; the trainers turn them into importance weights 1/(K p) for an algorithm that takes them) or
+    without them."""
+    def run(users, times, clicks, seed):
+        from prometheus_client import CollectorRegistry
+        from loomnb.bandits.service import ReinforcementLearningFactory
+        tmp = tempfile.mkdtemp(prefix="loomnb-svc-")
+        async def go():
+            rl = ReinforcementLearningFactory.create({"default_algorithm": name, "algorithm_parameters": params,
+                                                      "memory": {"sqlite_path": f"{tmp}/m.sqlite3"}}, registry=CollectorRegistry(), seed=seed)
+            await rl.connect(background=False); acts = list(range(len(ARTICLES))); got = np.empty(len(users))
+            X = [features(u, t) for u, t in ((0, 0), (0, 1), (1, 0), (1, 1))]
+            try:
+                for t in range(len(users)):
+                    x = X[2 * users[t] + times[t]]
+                    a, meta = await rl.get_action("news", x, acts); r = clicks[t, a]; got[t] = r
+                    kw = dict(propensity=meta["propensity"], available_actions=acts) if weighted else {}
+                    await rl.process_feedback("news", x, a, r, **kw)
+            finally: await rl.close()
+            return got
+        try: return asyncio.run(go())
+        finally: shutil.rmtree(tmp, ignore_errors=True)
+    return run
+
+
 def run_vw(users, times, clicks, seed):
     from vowpalwabbit import pyvw, LabelType
     vw = pyvw.Workspace(f"--cb_explore_adf -q UA --quiet --epsilon 0.2 --random_seed {seed}")
@@ -86,7 +116,14 @@ def run_vw(users, times, clicks, seed):
     vw.finish(); return got
 
 
-def contenders(have_vw):
+SERVICE = {"service: eps-greedy 0.2 (adaptive SGD, lr 0.5, logged propensities)":
+               run_service("adaptive_contextual_bandit", exploration_rate=0.2, learning_rate=0.5),
+           "service: eps-greedy 0.2 (adaptive SGD, lr 0.5, no propensities)":
+               run_service("adaptive_contextual_bandit", weighted=False, exploration_rate=0.2, learning_rate=0.5),
+           "service: LinUCB (logged propensities)": run_service("linucb", alpha=1.0)}
+
+
+def contenders(have_vw, service=False, only=None):
     reset = dict(drift_detector="page_hinkley")  # the library's drift option (bandits.drift; delta 0.05, threshold 15, 100 events minimum)
     c = {"loomnb LinUCB": run_loomnb("linucb", alpha=1.0), "loomnb Thompson": run_loomnb("linear_thompson"),
          "loomnb eps-greedy 0.2 (SGD)": run_loomnb("contextual_bandit", exploration_rate=0.2, learning_rate=0.1),
@@ -95,7 +132,9 @@ def contenders(have_vw):
          "loomnb eps-greedy 0.2 (adaptive SGD, lr 0.5, 1/(Kp) weights)": run_loomnb("adaptive_contextual_bandit", importance="weight", exploration_rate=0.2, learning_rate=0.5),
          "loomnb LinUCB + reset": run_loomnb("linucb", alpha=1.0, **reset),
          "loomnb Thompson + reset": run_loomnb("linear_thompson", **reset)}
+    if service: c.update(SERVICE)
     if have_vw: c["VW cb_explore_adf eps 0.2"] = run_vw
+    if only: c = {k: v for k, v in c.items() if any(o in k for o in only)}
     return c
 
 
@@ -119,8 +158,8 @@ def mean_ci(v):
 def drift_bench(args):
     try: import vowpalwabbit; have_vw = True  # noqa: F401
     except ImportError: have_vw = False; print("vowpalwabbit not installed: the VW rows are skipped")
-    cs, n, res = contenders(have_vw), args.iterations, {}
-    for sc, fns in SCENARIOS.items():
+    cs, n, res = contenders(have_vw, args.service, args.only), args.iterations, {}
+    for sc, fns in ((k, v) for k, v in SCENARIOS.items() if k in args.scenarios):
         for seed in range(args.seeds):
             users, times = contexts(seed, n * len(fns)); clicks = clicks_of(fns, users, times, n)
             for name, run in cs.items():
@@ -134,10 +173,11 @@ def drift_tables(cs, res, args):
     n, W, lines = args.iterations, args.window, []
     lines += ["### Scenario 1 (stationary, the tutorial's first run)", "",
               f"| contender | CTR after {n} events (mean ± 95% CI, {args.seeds} seeds) | windowed CTR, last {W} | s/run |", "|---|---|---|---|"]
-    for name in cs:
+    for name in cs if 1 in args.scenarios else ():
         r = res[(1, name)]; m, h = mean_ci([g.mean() for g, _ in r])
         lines.append(f"| {name} | {m:.3f} ± {h:.3f} | {np.mean([g[-W:].mean() for g, _ in r]):.3f} | {np.mean([s for _, s in r]):.2f} |")
     for sc, label in ((2, "preferences change (get_cost_new1)"), (3, "new articles win (get_cost_new2)")):
+        if sc not in args.scenarios: continue
         lines += ["", f"### Scenario {sc}: after {n} events the {label}", "",
                   f"| contender | windowed CTR before the change | windowed CTR, last {W} | cumulative CTR at {2 * n} | events to recover 90% (median / max) | runs recovered within 1000 |",
                   "|---|---|---|---|---|---|"]
@@ -156,6 +196,7 @@ def drift_curves(cs, res, args, path, step=10):
     out = {"step": step, "seeds": args.seeds, "window": args.window, "change_at": args.iterations, "ceiling": 0.8 + 0.2 / 7, "curves": {}}
     for sc in SCENARIOS:
         for name in cs:
+            if name.startswith("service:"): continue  # the service rows repeat their library rows' curves (same selections and updates)
             gs = np.stack([g for g, _ in res[(sc, name)]])
             cum = (np.cumsum(gs, 1) / np.arange(1, gs.shape[1] + 1)).mean(0); win = np.mean([windowed(g, args.window) for g in gs], 0)
             out["curves"].setdefault(str(sc), {})[name] = {"cumulative": np.round(cum[step - 1::step], 4).tolist(),
@@ -238,11 +279,16 @@ def main():
     p.add_argument("--seeds", type=int, default=10); p.add_argument("--iterations", type=int, default=5000)
     p.add_argument("--window", type=int, default=200); p.add_argument("--store-events", type=int, default=2000)
     p.add_argument("--skip-drift", action="store_true"); p.add_argument("--skip-store", action="store_true")
+    p.add_argument("--service", action="store_true", help="add rows that run through the decision service (SQLite memory)")
+    p.add_argument("--scenarios", type=int, nargs="+", default=[1, 2, 3], choices=[1, 2, 3])
+    p.add_argument("--only", nargs="+", help="keep the contenders whose name contains one of these")
     p.add_argument("--plot", default="bench/results/decision_engine_ctr.png"); p.add_argument("--log", default="bench/results/decision_engine.md")
     args = p.parse_args()
     load0 = os.getloadavg()[0]; t0 = time.time(); out = []
     if not args.skip_drift:
-        cs, res = drift_bench(args); out += drift_tables(cs, res, args); drift_plot(cs, res, args, args.plot); out.append("")
+        cs, res = drift_bench(args); out += drift_tables(cs, res, args); out.append("")
+        if args.only or len(args.scenarios) < len(SCENARIOS): print("a partial run (--only / --scenarios): the curves are not written")
+        else: drift_plot(cs, res, args, args.plot)
     if not args.skip_store: out += store_bench(args)
     import sys
     head = [f"## Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", "",

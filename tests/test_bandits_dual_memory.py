@@ -135,6 +135,12 @@ def test_unreachable_vector_store_names_connection(tmp_path):
             await rl.connect(background=False)
         assert rl.memory.vector_resilience.retries_done == 1 and rl.memory.kv_resilience.breaker.state == "closed"
         await rl.memory.kv.close()
+        # the server URL of the settings (`qdrant_url`, server mode), under the default connection name
+        rl = make({"memory": {"sqlite_path": str(tmp_path / "b.sqlite3"), "vector_backend": "qdrant", "qdrant_url": f"http://127.0.0.1:{port}"},
+                   "resilience": {"retries": 0}})
+        with pytest.raises(VectorStoreUnavailable, match=f"vector store connection 'default' \\(http://127.0.0.1:{port}\\) is unreachable"):
+            await rl.connect(background=False)
+        await rl.memory.kv.close()
     asyncio.run(run())
 
 
@@ -149,3 +155,25 @@ def test_batch_refuses_non_finite_state(combo):
         with pytest.raises(ValueError, match="next_state_vector"): await rl.process_feedback("n", [1.0, 2.0], 0, 1.0, [float("inf"), 0.0])
         n = await rl.memory.count_experiences("n"); await rl.close(); return n
     assert asyncio.run(run()) == 1
+
+
+@pytest.mark.parametrize("bare_client", [False, True])
+def test_factory_takes_built_stores(tmp_path, bare_client):
+    "create(settings, lock_provider=..., kv_store=..., vector_store=...) as the document writes it: weights in the given KV store, experiences in the given vector store (a store, or a bare AsyncQdrantClient)."
+    pytest.importorskip("qdrant_client")
+    from qdrant_client import AsyncQdrantClient
+    from loomnb.bandits.sqlite_memory import SQLiteRLMemory
+    from loomnb.bandits.vector_memory import QdrantExperienceStore
+    from loomnb.bandits.trainers import AsyncioLockProvider
+    ms = {"experience_collection_name": "exps", "vector_store_connection_name": "vec"}
+    async def run():
+        kv, locks = SQLiteRLMemory(ms, path=str(tmp_path / "kv.sqlite3")), AsyncioLockProvider()
+        vec = AsyncQdrantClient(path=str(tmp_path / "q")) if bare_client else QdrantExperienceStore({**ms, "qdrant_path": str(tmp_path / "q")})
+        rl = make({"default_algorithm": "linucb", "memory": ms}, lock_provider=locks, kv_store=kv, vector_store=vec, seed=0)
+        assert rl.memory.kv is kv and rl.trainer.lock_provider is locks and rl.memory.vector.collection == "exps"
+        await rl.connect(background=False)
+        for i in range(5): await rl.process_feedback("m", [1.0, i / 5], i % 2, 1.0)
+        n_vec, n_kv = await rl.memory.vector.count_experiences("m"), await kv.count_experiences("m")
+        w = await kv.load_weights("m"); await rl.close()
+        return n_vec, n_kv, int(w["counts"].sum())
+    assert asyncio.run(run()) == (5, 0, 5)

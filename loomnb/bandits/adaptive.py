@@ -45,6 +45,7 @@ def adaptive_sgd_step(w: np.ndarray, # [d] one action's weights (updated in plac
 class AdaptiveContextualBandit(ContextualBandit):
     "`ContextualBandit` trained by `adaptive_sgd_step` (Vowpal Wabbit's default update)."
     name = "adaptive_contextual_bandit"
+    importance_weighted = True  # the trainers pass `importance_weight` 1/(K p) from a feedback's logged propensity
     schema = {"weights": ("K", "d"), "sq_grad": ("K", "d"), "norm": ("K", "d"), "norm_sums": ("K", 2),
               "reward_bounds": ("K", 2), "counts": ("K",)}
     def initial_weights(self, dim, n_actions):

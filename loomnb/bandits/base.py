@@ -97,13 +97,14 @@ class _BanditUpdates:
     "Mixin of `BaseBandit`: batched updates, the shared update checks, and offline evaluation."
     def update_many_sync(self,
                          weights, # Weights before the first feedback ({} or None on cold start); never modified
-                         feedbacks, # Sequence of (state_vector, action_index, reward, next_state_vector), applied in order
+                         feedbacks, # Sequence of (state_vector, action_index, reward, next_state_vector[, importance_weight]), in order
                         ) -> tuple[dict, list]: # Validated weights after all of them, and the TD error of each
         "`update_sync` then `validate_update` per feedback, in order; the error of a bad one is raised with `feedback_index` set."
         w, tds = weights, []
-        for i, (x, a, r, x2) in enumerate(feedbacks):
+        for i, f in enumerate(feedbacks):
+            x, a, r, x2 = f[:4]
             try:
-                new, td = self.update_sync(w or {}, x, a, r, x2)
+                new, td = self.update_sync(w or {}, x, a, r, x2) if len(f) < 5 else self.update_sync(w or {}, x, a, r, x2, importance_weight=f[4])
                 one = getattr(self, "updates_one_action", False) and w and type(a) is int and a >= 0  # (also run for algorithms that are no BaseBandit)
                 w = self.validate_update(w, new, a) if one else self.validate_weights(new, copy=False)
             except (ValueError, TypeError) as e: e.feedback_index = i; raise

@@ -22,6 +22,7 @@ from .resilience import CircuitOpenError, CircuitBreaker, ResilienceOrchestrator
 from .metrics import RLMetrics
 from .tracing import RLTracer
 from .reward_monitor import PostDeployRewardMonitor, RollbackRecord
+from .planes import ServingPlane, TrainingPlane, ReleasesPlane
 from .trainers import (TRAINERS, LockingProtocol, AsyncioLockProvider, RedisLockProvider,
                                      RLTrainingStrategy, OnlineTrainer, BatchTrainer, PendingDecision,
                                      DelayedRewardJoiner, SharedRewardJoiner, finite_reward, check_id, maybe_await)
@@ -117,7 +118,7 @@ class ReinforcementLearningService(_ServiceLifecycle, _StateNormalization, _Obse
                        else DelayedRewardJoiner(settings.reward_wait_seconds, settings.max_pending_decisions))
         self.rng = np.random.default_rng(seed); self._flusher = None; self._norm: dict[str, NormalizationState] = {}
         self._id_prefix, self._id_counter = uuid.uuid4().hex[:16] + "-", itertools.count(1)  # unique decision ids, no syscall each
-        self.serving, self.training, self.releases = _Serving(self), _Training(self), _Releases(self)
+        self.serving, self.training, self.releases = ServingPlane(self), TrainingPlane(self), ReleasesPlane(self)
         self.memory.validator = lambda w: self.algorithm.validate_weights(w, copy=False)  # decoded arrays are read-only already
     @property
     def algorithm_name(self) -> str: return getattr(self.algorithm, "name", type(self.algorithm).__name__)
@@ -137,8 +138,8 @@ class ReinforcementLearningService(_ServiceLifecycle, _StateNormalization, _Obse
                                action_index: int, # Action that was taken
                                reward: float, # Observed reward
                                next_state_vector=None, # Context afterwards (stored; bandits do not bootstrap)
-                               *, propensity: float | None = None, # Logged probability of `action_index` (for off-policy scores)
-                               available_actions=None, # Actions that were offered (for off-policy scores)
+                               *, propensity: float | None = None, # Logged probability of `action_index` (importance weight, off-policy scores)
+                               available_actions=None, # Actions that were offered (importance weight, off-policy scores)
                                decision_id: str | None = None, # The decision's id, so it stops waiting for a delayed reward
                               ) -> float: # TD error (online trainer) or nan (batch trainer)
         "Learn from one observed reward (online) or store it (batch)."
@@ -165,110 +166,6 @@ class ReinforcementLearningService(_ServiceLifecycle, _StateNormalization, _Obse
     async def weight_health(self, model_id: str):
         "Health snapshot of the model's active weights."
         return self.algorithm.weight_health(await self.memory.load_weights(model_id) or {})
-
-# %% ../../nbs/94_bandits.service.ipynb #c039
-class _Serving:
-    def __init__(self, svc): self.svc = svc
-    async def _weights(self, model_id):
-        svc = self.svc
-        if svc._batching and (b := svc.trainer._batches.get(model_id)) is not None and b.weights is not None:
-            return b.weights, "success"  # this process's own updates that are not committed yet (validated when made)
-        try: return await svc._guard.call(svc.memory.load_weights, model_id), "success"
-        except WeightSchemaError:
-            cur = await svc.memory.get_current_version(model_id)
-            w = None
-            if cur is not None:
-                try: w = await svc.memory.load_weight_version(model_id, cur)
-                except WeightSchemaError: w = None
-            if w is None: raise
-            return w, "fallback"
-    async def get_action(self, model_id: str, state_vector, available_actions) -> tuple[int, dict]:
-        svc = self.svc; t0 = time.perf_counter(); name = svc.algorithm_name
-        try:
-            if not svc.settings.enabled:
-                acts = list(available_actions); a = acts[int(svc.rng.integers(len(acts)))]
-                meta = {"algorithm": "disabled", "exploration_triggered": True, "propensity": 1.0 / len(acts)}; status = "disabled"
-            else:
-                w, status = await self._weights(model_id)
-                x = svc._normalized(model_id, state_vector)
-                a, meta = await svc.algorithm.predict(w or {}, x, available_actions)
-        except Exception:
-            svc.metrics.decision(name, model_id, False, time.perf_counter() - t0, "failure"); raise
-        did = f"{svc._id_prefix}{next(svc._id_counter):x}"; meta["decision_id"] = did; meta["model_id"] = model_id
-        if svc.settings.reward_wait_seconds > 0:
-            for d in await maybe_await(svc.joiner.add(did, model_id, state_vector, a, meta.get("propensity"), available_actions)):
-                await svc.training._apply(d, svc.settings.default_reward, "default")
-        svc.metrics.decision(name, model_id, bool(meta.get("exploration_triggered")), time.perf_counter() - t0, status)
-        return a, meta
-
-# %% ../../nbs/94_bandits.service.ipynb #c041
-class _Training:
-    def __init__(self, svc): self.svc = svc
-    async def process_feedback(self, model_id, state_vector, action_index, reward, next_state_vector=None, *,
-                               propensity=None, available_actions=None) -> float:
-        svc = self.svc; t0 = time.perf_counter(); name = svc.algorithm_name
-        try:
-            x, x2 = state_vector, next_state_vector
-            if svc.settings.normalize_states:
-                await svc._observe(model_id, state_vector)
-                x = svc._normalized(model_id, state_vector)
-                x2 = None if next_state_vector is None else svc._normalized(model_id, next_state_vector)
-            td = await svc.trainer.process_experience(model_id, svc.algorithm, svc.memory, x, action_index, reward, x2,
-                                                      propensity=propensity, available_actions=available_actions)
-        except Exception:
-            svc.metrics.operation(name, "update", "failure", time.perf_counter() - t0); raise
-        svc.metrics.updated(name, model_id, float(reward), time.perf_counter() - t0)
-        if svc.monitor is not None: await svc._watch_reward(model_id, float(reward))
-        return td
-    async def _apply(self, d: PendingDecision, reward: float, outcome: str):
-        self.svc.metrics.child("joins", d.model_id, outcome).inc()
-        await self.process_feedback(d.model_id, d.state_vector, d.action_index, reward, d.state_vector,
-                                    propensity=d.propensity, available_actions=d.available_actions)
-    async def record_reward(self, decision_id: str, reward: float) -> bool:
-        check_id("decision_id", decision_id); reward = finite_reward(reward)   # checked before the decision is taken off the queue
-        d = await maybe_await(self.svc.joiner.pop(decision_id))
-        if d is None:
-            self.svc.metrics.child("joins", "unknown", "late").inc()
-            warnings.warn("record_reward: a reward arrived for a decision that is not waiting (an unknown id, or its wait window "
-                          "passed): it was not learnt (returns False; the `joins` metric counts them as late)", RuntimeWarning, stacklevel=3)
-            return False
-        await self._apply(d, reward, "joined"); return True
-    async def flush_expired(self) -> int:
-        "Resolve decisions whose wait window passed with the default reward; returns how many."
-        ds = await maybe_await(self.svc.joiner.expired())
-        for d in ds: await self._apply(d, self.svc.settings.default_reward, "default")
-        return len(ds)
-    async def trigger_offline_training(self, model_id: str, batch_size: int=32) -> bool:
-        svc = self.svc; t0 = time.perf_counter(); name = svc.algorithm_name
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}")
-        try: ok = await svc.trainer.train_offline(model_id, svc.algorithm, svc.memory, int(batch_size))
-        except Exception: svc.metrics.operation(name, "train_offline", "failure", time.perf_counter() - t0); raise
-        svc.metrics.operation(name, "train_offline", "promoted" if ok else "not_promoted", time.perf_counter() - t0)
-        if ok: await svc._anchor(model_id)
-        return ok
-
-class _Releases:
-    def __init__(self, svc): self.svc = svc
-    async def list_versions(self, model_id: str): return await self.svc.memory.list_weight_versions(model_id)
-    async def current(self, model_id: str): return await self.svc.memory.get_current_version(model_id)
-    async def rollback(self, model_id: str, version: str | None = None, reason: str = "manual") -> str | None:
-        "Restore `version` (default: previous) as the active weights; returns it, or None when there is no target."
-        svc = self.svc; t0 = time.perf_counter()
-        async def do():
-            v = await svc._guard.call(svc.memory.rollback_weights, model_id, version)
-            svc.metrics.operation(svc.algorithm_name, "rollback", "success" if v else "no_target", time.perf_counter() - t0)
-            return v
-        return await svc._traced("rollback", model_id, do, reason=reason, target=version)
-    async def promote(self, model_id: str, weights, metadata: dict | None = None) -> str | None:
-        "Make `weights` (validated) the active weights and a new current version; the reward monitor watches it from here."
-        svc = self.svc; t0 = time.perf_counter(); w = svc.algorithm.validate_weights(weights)
-        async def do():
-            await svc._guard.call(svc.memory.save_weights, model_id, w)
-            v = await svc._guard.call(svc.memory.snapshot_weights, model_id, w, {"promoted": "manual", **(metadata or {})})
-            svc.metrics.operation(svc.algorithm_name, "promote", "success", time.perf_counter() - t0)
-            await svc._anchor(model_id); return v
-        return await svc._traced("promote", model_id, do)
 
 # %% ../../nbs/94_bandits.service.ipynb #c045
 class ReinforcementLearningFactory:

@@ -19,8 +19,8 @@ from .metrics import RLMetrics
 
 # %% auto #0
 __all__ = ['TRAINERS', 'LockingProtocol', 'RLTrainingStrategy', 'AsyncioLockProvider', 'RedisLockProvider', 'finite_reward',
-           'check_id', 'OnlineTrainer', 'BatchTrainer', 'PendingDecision', 'DelayedRewardJoiner', 'SharedRewardJoiner',
-           'maybe_await']
+           'check_id', 'importance_weight', 'update_of', 'OnlineTrainer', 'BatchTrainer', 'PendingDecision',
+           'DelayedRewardJoiner', 'SharedRewardJoiner', 'maybe_await']
 
 # %% ../../nbs/93d_bandits.trainers.ipynb #c021
 @runtime_checkable
@@ -91,9 +91,9 @@ def _update_many(algorithm, w, feedbacks) -> tuple:
     many = getattr(algorithm, "update_many_sync", None)
     return many(w, feedbacks) if many is not None else BaseBandit.update_many_sync(algorithm, w, feedbacks)
 
-def _checked_update(algorithm, w, x, a, r, x2) -> tuple:
-    "One online update of weights `w`, validated: (new weights, TD error)."
-    new, tds = _update_many(algorithm, w, ((x, a, r, x2),)); return new, tds[0]
+def _checked_update(algorithm, w, u) -> tuple:
+    "One online update of weights `w` by `u` (an `update_of` feedback), validated: (new weights, TD error)."
+    new, tds = _update_many(algorithm, w, (u,)); return new, tds[0]
 
 class _TrainerBase:
     def __init__(self, lock_provider=None, # Optional distributed lock (`.lock(key)` async context manager)
@@ -116,6 +116,23 @@ class _TrainerBase:
     def _health(self, algorithm, model_id, w):
         if self.metrics is not None: self.metrics.health(model_id, algorithm.weight_health(w))
 
+# %% ../../nbs/93d_bandits.trainers.ipynb #c022x
+def importance_weight(propensity, # Logged probability of the chosen action (None: not logged)
+                      available_actions, # The actions that were offered (None: not logged)
+                     ) -> float | None: # 1 / (K p), or None when either is unknown
+    "Vowpal Wabbit's cb importance weight of a logged feedback: 1/(K p) for propensity p among K offered actions."
+    if propensity is None or available_actions is None: return None
+    k = len(available_actions); p = float(propensity)
+    if not 0.0 < p <= 1.0 or k == 0:
+        raise ValueError(f"an importance weight needs a `propensity` in (0, 1] and offered actions, got propensity={propensity!r} among {k} actions")
+    return 1.0 / (k * p)
+
+def update_of(algorithm, state_vector, action_index, reward, next_state_vector=None, propensity=None, available_actions=None) -> tuple:
+    "The `update_many_sync` feedback of an experience: with its importance weight for an algorithm that takes one (`importance_weighted`)."
+    if not getattr(algorithm, "importance_weighted", False): return (state_vector, action_index, reward, next_state_vector)
+    h = importance_weight(propensity, available_actions)
+    return (state_vector, action_index, reward, next_state_vector) + (() if h is None else (h,))
+
 # %% ../../nbs/93d_bandits.trainers.ipynb #00f876c6
 class _OfflineMixin:
     async def train_offline(self, model_id: str, algorithm, memory, batch_size: int=32) -> bool:
@@ -126,8 +143,9 @@ class _OfflineMixin:
         train, hold = self.gate.split(batch, self.rng)
         def fit(w):
             tds = []
-            for e in train:
-                w, td = algorithm.update_sync(w or {}, e.state_vector, e.action_index, e.reward, e.next_state_vector)
+            for e in train:  # with its importance weight (stored propensity and offered actions) for an algorithm that takes one
+                u = update_of(algorithm, e.state_vector, e.action_index, e.reward, e.next_state_vector, e.propensity, e.available_actions)
+                w, td = algorithm.update_sync(w or {}, *u[:4], **({"importance_weight": u[4]} if len(u) > 4 else {}))
                 tds.append((e.id, abs(td)))
             return w, tds
         async with self._guard(model_id):
@@ -231,7 +249,8 @@ class _BatchedCommits:
             b = self._batches.get(model_id)
             if b is None: b = self._batches[model_id] = _Batch(await self.resilience.call(memory.load_weights, model_id))
             w = b.weights
-            new, td = _checked_update(algorithm, w, state_vector, action_index, reward, next_state_vector)
+            new, td = _checked_update(algorithm, w, update_of(algorithm, state_vector, action_index, reward, next_state_vector,
+                                                              propensity, available_actions))
             exp = _experience(state_vector, action_index, reward, next_state_vector, propensity, available_actions)
             b.weights = new; b.exps.append(exp)  # (both or neither: a bad field must not leave the batch unable to commit)
             if one and b.touched is not None: b.touched.add(action_index)
@@ -248,7 +267,8 @@ class _BatchedCommits:
         if b is None or not b.exps: return
         def fn(w):
             if w is b.base: return b.weights, b.weights  # nobody wrote since the batch started: its weights are the result
-            w, _ = _update_many(algorithm, w, [(e["state_vector"], e["action_index"], e["reward"], e["next_state_vector"]) for e in b.exps])
+            w, _ = _update_many(algorithm, w, [update_of(algorithm, e["state_vector"], e["action_index"], e["reward"], e["next_state_vector"],
+                                             e["propensity"], e["available_actions"]) for e in b.exps])
             return w, w
         try: new = await self.resilience.call(memory.atomic_update, model_id, fn, experiences=b.exps,
                                               touched=sorted(b.touched) if b.touched is not None else None)
@@ -294,28 +314,28 @@ class OnlineTrainer(_GroupCommit, _BatchedCommits, _OfflineMixin, _TrainerBase):
         return await self._write_one(model_id, algorithm, memory, fb)
     async def _write_one(self, model_id, algorithm, memory, fb) -> float:
         "`_write` of a single feedback (the uncontended path), raising its error."
-        x, a, r, x2 = fb[:4]
+        a = fb[1]; exp = _experience(*fb); u = update_of(algorithm, *fb[:4], exp["propensity"], exp["available_actions"])
         one = getattr(algorithm, "updates_one_action", False) and type(a) is int and a >= 0
         def step(w):
-            new, td = _checked_update(algorithm, w, x, a, r, x2)
+            new, td = _checked_update(algorithm, w, u)
             return new, (new, td)
         async with self._guard(model_id):
-            new, td = await self.resilience.call(memory.atomic_update, model_id, step, experience=_experience(*fb), touched=[a] if one else None)
+            new, td = await self.resilience.call(memory.atomic_update, model_id, step, experience=exp, touched=[a] if one else None)
             await self._after_write(model_id, algorithm, memory, new, 1)
         return td
     async def _write(self, model_id, algorithm, memory, fbs) -> list:
         "Apply feedbacks `fbs` in order and store them in one transaction; per feedback its TD error or its exception."
         one = getattr(algorithm, "updates_one_action", False) and all(type(f[1]) is int and f[1] >= 0 for f in fbs)
         bad: dict[int, BaseException] = {}
-        exps: dict[int, dict] = {}
+        exps: dict[int, dict] = {}; us: dict[int, tuple] = {}
         for i, f in enumerate(fbs):  # a bad stored field (next state, propensity, ...) fails its own caller, before any write
-            try: exps[i] = _experience(*f)
+            try: exps[i] = ex = _experience(*f); us[i] = update_of(algorithm, *f[:4], ex["propensity"], ex["available_actions"])
             except (ValueError, TypeError) as e: bad[i] = e
         while True:
             todo = [i for i in range(len(fbs)) if i not in bad]
             if not todo: return [bad[i] for i in range(len(fbs))]
             def step(w):  # the algorithm's group update (ridge: one copy of the arrays for the whole group)
-                try: w, tds = _update_many(algorithm, w, [fbs[i][:4] for i in todo])
+                try: w, tds = _update_many(algorithm, w, [us[i] for i in todo])
                 except (ValueError, TypeError) as e:
                     k = getattr(e, "feedback_index", None)
                     if k is None: raise
@@ -355,6 +375,7 @@ class BatchTrainer(_OfflineMixin, _TrainerBase):
         "Store the experience for later replay; returns nan (no TD error is computed)."
         state_vector = as_state(state_vector)  # a nan/inf or empty context is refused here, not found at training time
         if next_state_vector is not None: next_state_vector = as_state(next_state_vector, "next_state_vector")
+        update_of(algorithm, state_vector, action_index, reward, None, propensity, available_actions)  # an unusable importance weight fails now
         await self.resilience.call(memory.store_experience, model_id, state_vector, int(action_index), float(reward),
                                    next_state_vector, propensity=propensity, available_actions=available_actions)
         return math.nan

@@ -87,7 +87,9 @@ def breakout_step_kernel(mem, actions):
 
 @njit(cache=True)
 def breakout_reset_kernel(state, t, ret, rng, params, mask, obs):
-    "Reset the Breakouts where `mask`; write all frames."
+    "Reset the Breakouts where `mask` as fresh minatar games (last action 0; an autoreset keeps it); write all frames."
+    for i in range(state.shape[0]):
+        if mask[i]: state[i, LAST] = 0.0
     native_reset(state, t, ret, rng, params, mask, obs, _breakout_reset_one, _breakout_obs)
 
 class BreakoutVecEnv(NativeVecEnv):

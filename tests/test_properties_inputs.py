@@ -95,7 +95,7 @@ def test_config_numbers_property(data):
 
 # ---- env actions ----------------------------------------------------------------------------------------------------
 from loomnb.envs.registry import make
-NATIVE = ["CartPole-v1", "Acrobot-v1", "MountainCar-v0", "Pendulum-v1", "MountainCarContinuous-v0", "Identity-v0", "Target1D-v0"]
+NATIVE = ["CartPole-v1", "Acrobot-v1", "MountainCar-v0", "Pendulum-v1", "MountainCarContinuous-v0", "Identity-v0", "Target1D-v0", "MinAtarBreakout-v1", "MinAtarSpaceInvaders-v1"]
 ENVS = {}
 
 def _env(id, n):

@@ -142,12 +142,16 @@ class CnnActorCritic(nn.Module):
         if not self.discrete: self.log_std = nn.Parameter(torch.full((n,), float(log_std_init)))
 
     def _dist(self, z, actions=None, deterministic=False):
-        "(actions, log-probs, entropies) from features `z`; samples unless `actions` is given."
+        "(actions, log-probs, entropies) from features `z`; samples unless `actions` is given (then the entropies of Discrete actions are None)."
         out = self.pi_head(z)
         if self.discrete:
             logp_all = out.log_softmax(-1)
-            if actions is None:
-                actions = logp_all.argmax(-1) if deterministic else torch.distributions.Categorical(logits=logp_all).sample()
+            if actions is None:   # sampling (collection): no entropy; inverse-CDF, one uniform per row (cheaper than Categorical)
+                if deterministic: actions = logp_all.argmax(-1)
+                else:
+                    u = torch.rand(logp_all.shape[:-1] + (1,), dtype=logp_all.dtype, device=logp_all.device)
+                    actions = (logp_all.exp().cumsum(-1) < u).sum(-1).clamp_max_(logp_all.shape[-1] - 1)
+                return actions, logp_all.gather(-1, actions.unsqueeze(-1)).squeeze(-1), None
             ent = -(logp_all.exp() * logp_all).sum(-1)
             return actions, logp_all.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1), ent
         std = self.log_std.exp()

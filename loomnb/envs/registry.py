@@ -134,6 +134,10 @@ register_environment("MountainCarContinuous", "loomnb.envs.classic:MountainCarCo
 register_environment("Identity", "loomnb.envs.toy:IdentityVecEnv", "0", 20, 19.0, n=4)
 register_environment("Target1D", "loomnb.envs.toy:Target1DVecEnv", "0", 20, -2.0)
 register_environment("PixelIdentity", "loomnb.envs.pixels:PixelIdentityVecEnv", "0", 8, 7.5, size=36, n=4)
+register_environment("MinAtarBreakout", "loomnb.envs.minatar_breakout:BreakoutVecEnv", "1", None, None, minimal_actions=True)
+register_environment("MinAtarBreakout", "loomnb.envs.minatar_breakout:BreakoutVecEnv", "0", None, None, minimal_actions=False)
+register_environment("MinAtarSpaceInvaders", "loomnb.envs.minatar_space_invaders:SpaceInvadersVecEnv", "1", None, None, minimal_actions=True)
+register_environment("MinAtarSpaceInvaders", "loomnb.envs.minatar_space_invaders:SpaceInvadersVecEnv", "0", None, None, minimal_actions=False)
 register_environment("BitFlip", "loomnb.envs.goals:BitFlipVecEnv", "0", None, None, n=10)
 register_environment("Math", "loomnb.envs.loomgym:MathEnvironment", "1", None, None, backend="custom", difficulty="beginner", max_steps=50)
 

@@ -156,15 +156,16 @@ def _peak_rss_mb(pid):
 
 
 def cql_fast_ab(path, hidden, reps, steps):
-    "Interleaved A/B of CQL's gradient steps/s with the engine room's critic step and with the autograd one (same optimizers)."
+    "Interleaved A/B in one process of CQL's gradient steps/s with the engine room's step and with `cql_step` (built with the fast paths off)."
     import statistics, torch
     torch.set_num_threads(1)
     from loomnb.buffers.datasets import load_dataset
     from loomnb.algos.cql import CQL
+    from loomnb.fast import fast_paths
     ds = load_dataset(path)
-    algos = {"engine room": CQL(dataset=ds, hidden=hidden, seed=0), "autograd": CQL(dataset=ds, hidden=hidden, seed=0)}
-    algos["autograd"]._critic_update = None            # cql_step then runs cql_critic_update (the slow twin)
-    assert algos["engine room"]._critic_update is not None, "fast paths are off (LOOMNB_FAST=0)"
+    with fast_paths(False): plain = CQL(dataset=ds, hidden=hidden, seed=0)   # autograd step, torch's Adam
+    algos = {"engine room": CQL(dataset=ds, hidden=hidden, seed=0), "autograd": plain}
+    assert algos["engine room"]._fast is not None, "fast paths are off (LOOMNB_FAST=0)"
     for a in algos.values(): a.train(10)
     res = {k: [] for k in algos}
     for _ in range(reps):
@@ -177,7 +178,7 @@ def cql_fast_ab(path, hidden, reps, steps):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cql-fast-ab", type=int, default=0, metavar="REPS", help="only the CQL critic-step A/B: REPS interleaved rounds of 30 steps")
+    ap.add_argument("--cql-fast-ab", type=int, default=0, metavar="REPS", help="only the CQL step A/B (engine room vs autograd, one process): REPS interleaved rounds of 30 steps")
     ap.add_argument("--child", nargs=7)
     ap.add_argument("--data", default="/tmp/loomnb_offline_data")
     ap.add_argument("--steps", type=int, default=5000)

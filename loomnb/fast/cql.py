@@ -8,9 +8,9 @@ Docs: https://loomorg.github.io/loomnb/fast.cql.html.md"""
 from __future__ import annotations
 import math
 import torch
-from ..agents.qnets import SquashedGaussianPolicy, EnsembleQNetwork, squashed_gaussian_logprob
+from ..agents.qnets import SquashedGaussianPolicy, EnsembleQNetwork, squashed_gaussian_logprob, polyak_update
 from .q_passes import ensemble_forward, ensemble_backward, mlp_forward, scratch
-from .q import _opt_step, _lerp, hand_grad_layers, sac_actor_grads, temperature_grad
+from .q import _opt_step, hand_grad_layers, sac_actor_grads, temperature_grad
 
 # %% auto #0
 __all__ = ['CQL_COEFS', 'cql_critic_grads', 'cql_critic_step_hand', 'cql_step_hand', 'CQLFastStep', 'cql_fast_step']
@@ -104,7 +104,7 @@ def cql_step_hand(target_fn, # The algorithm's pure target: (next_q, rewards, te
         log_cql_alpha.grad.copy_(-(e * (gap - c["target_action_gap"]).sum()) * (e <= 1e6))
     _opt_step(a_opt)
     if t_opt is not None: _opt_step(t_opt)
-    _lerp(params[0], params[1], c["tau"])
+    polyak_update(params[0], params[1], c["tau"])
     return torch.stack([critic_loss, gap.mean(), (alpha * logp - qmin).mean(), alpha.reshape(()), ca.reshape(()), q.mean()])
 
 # %% ../../nbs/36ga_fast.cql.ipynb #c010c

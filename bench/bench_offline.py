@@ -4,6 +4,8 @@ over seeds, gradient steps/s and peak RSS per run; d3rlpy side by side on the sa
 Usage:  python bench/bench_offline.py [--data DIR] [--steps 5000] [--seeds 5] [--datasets medium-replay,medium,expert]
                                       [--algos bc,td3bc,iql,cql] [--eval-episodes 10] [--d3rlpy] [--out bench/results/offline.json]
                                       [--override cql.actor_learning_rate=1e-3 ...]   (loomnb config fields, per algorithm)
+        python bench/bench_offline.py --speed 3 --steps 500 --hidden 64 --algos cql   (steps/s only: loomnb, LOOMNB_FAST=0
+                                      and d3rlpy interleaved, 3 rounds, no evaluation; writes bench/results/offline_speed.json)
 Data:   DIR/pendulum/<kind>-v0 (Minari format). Missing datasets are made first with
         loomnb.workflow.offline_data.generate_datasets("Pendulum-v1", DIR, seed=0, n_steps=10_000) (SAC, about 2 minutes).
 d3rlpy: --d3rlpy makes its own virtualenv (--d3rlpy-venv, default /tmp/loomnb_d3rlpy_venv) with d3rlpy and the gymnasium
@@ -36,6 +38,7 @@ def child_loomnb(algo, path, seed, steps, eval_episodes, hidden):
     a = get_algorithm(algo)(dataset=ds, seed=seed, hidden=hidden, **over)
     a.train(n_gradient_steps=10)                     # warm-up (not timed)
     t = time.perf_counter(); m = a.train(n_gradient_steps=steps - 10); dt = time.perf_counter() - t
+    if eval_episodes == 0: return dict(ret=float("nan"), score=float("nan"), steps_per_s=(steps - 10) / dt, metrics=m)   # (--speed)
     r = evaluate(a, ds.env_id, n_episodes=eval_episodes, seed=10_000 + seed)
     return dict(ret=r.mean, score=float(normalized_score(r.mean, ds.ref_min_score, ds.ref_max_score)),
                 steps_per_s=(steps - 10) / dt, metrics=m)
@@ -96,9 +99,9 @@ def main_child(args):
 
 OVERRIDES = []   # --override ALGO.FIELD=JSON, for loomnb's side
 
-def run_loomnb(algo, path, seed, steps, ep, hidden):
+def run_loomnb(algo, path, seed, steps, ep, hidden, fast=True):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONPATH": str(ROOT),
-           "LOOMNB_BENCH_OVERRIDES": json.dumps(OVERRIDES)}
+           "LOOMNB_BENCH_OVERRIDES": json.dumps(OVERRIDES), "LOOMNB_FAST": "1" if fast else "0"}
     p = subprocess.run([sys.executable, __file__, "--child", algo, "loomnb", str(path), str(seed), str(steps), str(ep), str(hidden)],
                        capture_output=True, text=True, env=env)
     if p.returncode: raise RuntimeError(p.stderr[-3000:])
@@ -140,10 +143,11 @@ def run_d3rlpy(py, algo, path, seed, steps, ep, hidden):
         p.stdin.write(json.dumps(np.asarray(obs).tolist()) + "\n"); p.stdin.flush()
         return np.asarray(json.loads(p.stdout.readline()), np.float32)
     ds = load_dataset(path)
-    r = evaluate(pol, ds.env_id, n_episodes=ep, seed=10_000 + seed)
+    r = evaluate(pol, ds.env_id, n_episodes=ep, seed=10_000 + seed) if ep else None   # (--speed: no evaluation)
     pid = p.pid
     rss = _peak_rss_mb(pid)
     p.stdin.close(); p.wait()
+    if r is None: return dict(ret=float("nan"), score=float("nan"), steps_per_s=out["steps_per_s"], peak_rss_mb=rss)
     return dict(ret=r.mean, score=float(normalized_score(r.mean, ds.ref_min_score, ds.ref_max_score)),
                 steps_per_s=out["steps_per_s"], peak_rss_mb=rss)
 
@@ -156,15 +160,16 @@ def _peak_rss_mb(pid):
 
 
 def cql_fast_ab(path, hidden, reps, steps):
-    "Interleaved A/B of CQL's gradient steps/s with the engine room's critic step and with the autograd one (same optimizers)."
+    "Interleaved A/B in one process of CQL's gradient steps/s with the engine room's step and with `cql_step` (built with the fast paths off)."
     import statistics, torch
     torch.set_num_threads(1)
     from loomnb.buffers.datasets import load_dataset
     from loomnb.algos.cql import CQL
+    from loomnb.fast import fast_paths
     ds = load_dataset(path)
-    algos = {"engine room": CQL(dataset=ds, hidden=hidden, seed=0), "autograd": CQL(dataset=ds, hidden=hidden, seed=0)}
-    algos["autograd"]._critic_update = None            # cql_step then runs cql_critic_update (the slow twin)
-    assert algos["engine room"]._critic_update is not None, "fast paths are off (LOOMNB_FAST=0)"
+    with fast_paths(False): plain = CQL(dataset=ds, hidden=hidden, seed=0)   # autograd step, torch's Adam
+    algos = {"engine room": CQL(dataset=ds, hidden=hidden, seed=0), "autograd": plain}
+    assert algos["engine room"]._fast is not None, "fast paths are off (LOOMNB_FAST=0)"
     for a in algos.values(): a.train(10)
     res = {k: [] for k in algos}
     for _ in range(reps):
@@ -175,9 +180,42 @@ def cql_fast_ab(path, hidden, reps, steps):
                       "loadavg": os.getloadavg()}))
 
 
+def speed(data, algos, reps, steps, hidden, venv, out):
+    "Gradient steps/s only: per algorithm, REPS rounds of loomnb (engine room), loomnb with LOOMNB_FAST=0 and d3rlpy, interleaved."
+    import statistics
+    path = Path(data) / "pendulum" / "expert-v0"
+    py = make_d3rlpy_venv(Path(venv))
+    runs = {"loomnb": lambda a, s: run_loomnb(a, path, s, steps, 0, hidden),
+            "loomnb LOOMNB_FAST=0": lambda a, s: run_loomnb(a, path, s, steps, 0, hidden, fast=False),
+            "d3rlpy": lambda a, s: run_d3rlpy(py, a, path, s, steps, 0, hidden)}
+    load0, res, rows = os.getloadavg(), {}, []
+    for algo in algos:
+        sp = {k: [] for k in runs}
+        for rep in range(reps):
+            for lib, f in runs.items():
+                sp[lib].append(f(algo, rep)["steps_per_s"])
+                print(algo, lib, rep, round(sp[lib][-1], 1), "load", os.getloadavg()[0], flush=True)
+        med = {k: statistics.median(v) for k, v in sp.items()}
+        res[algo] = dict(steps_per_s=sp, median=med)
+        rows.append(f"| {algo} | {med['loomnb']:.1f} ({', '.join(f'{v:.1f}' for v in sp['loomnb'])}) | "
+                    f"{med['loomnb LOOMNB_FAST=0']:.1f} ({', '.join(f'{v:.1f}' for v in sp['loomnb LOOMNB_FAST=0'])}) | "
+                    f"{med['d3rlpy']:.1f} ({', '.join(f'{v:.1f}' for v in sp['d3rlpy'])}) | {med['loomnb'] / med['d3rlpy']:.2f}x | "
+                    f"{med['loomnb'] / med['loomnb LOOMNB_FAST=0']:.2f}x |")
+    meta = dict(command=" ".join(sys.argv), steps=steps, reps=reps, hidden=hidden, time=time.strftime("%Y-%m-%d %H:%M:%S"),
+                loadavg_start=load0, loadavg_end=os.getloadavg())
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(dict(meta=meta, results=res), indent=1))
+    print(f"load average {load0[0]:.1f} at the start, {meta['loadavg_end'][0]:.1f} at the end")
+    print("| algo | loomnb steps/s, median (runs) | LOOMNB_FAST=0 | d3rlpy | loomnb / d3rlpy | engine room / plain |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(rows))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cql-fast-ab", type=int, default=0, metavar="REPS", help="only the CQL critic-step A/B: REPS interleaved rounds of 30 steps")
+    ap.add_argument("--cql-fast-ab", type=int, default=0, metavar="REPS", help="only the CQL step A/B (engine room vs autograd, one process): REPS interleaved rounds of 30 steps")
+    ap.add_argument("--speed", type=int, default=0, metavar="REPS", help="gradient steps/s only (expert data, no evaluation): "
+                    "REPS interleaved rounds of loomnb, loomnb with LOOMNB_FAST=0 and d3rlpy per algorithm, --steps each")
     ap.add_argument("--child", nargs=7)
     ap.add_argument("--data", default="/tmp/loomnb_offline_data")
     ap.add_argument("--steps", type=int, default=5000)
@@ -195,6 +233,9 @@ def main():
     if args.child: return main_child(args)
     if args.cql_fast_ab: return cql_fast_ab(Path(args.data) / "pendulum" / "expert-v0", args.hidden, args.cql_fast_ab, 30)
     OVERRIDES[:] = args.override
+    if args.speed:
+        return speed(args.data, args.algos.split(","), args.speed, args.steps, args.hidden, args.d3rlpy_venv,
+                     args.out if args.out != str(HERE / "results" / "offline.json") else str(HERE / "results" / "offline_speed.json"))
     import numpy as np
     from loomnb.eval.stats import stratified_bootstrap_ci, aggregate_mean
     data = Path(args.data)

@@ -17,6 +17,7 @@ from ..agents.qnets import SquashedGaussianPolicy, EnsembleQNetwork, SimpleQNetw
 from ..fast import make_step
 from ..fast.optim import make_adam
 from .sac import sac_actor_loss, sac_alpha_loss
+from .td3 import td3_critic_target
 
 # %% auto #0
 __all__ = ['CQL_STATS', 'CQLConfig', 'cql_gap', 'cql_discrete_gap', 'cql_proposals', 'corrected_q', 'cql_samples',
@@ -97,7 +98,7 @@ def cql_critic_update(critic, critic_opt, # Critic ensemble and its optimizer
                       weight: float | torch.Tensor, # Weight of the summed gaps (cql_alpha, or the multiplier, no gradient)
                       temperature: float=1.0,
                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: # Q [K, B], TD loss, gaps [K] (detached)
-    "The critics' step: TD loss + weight * sum_k gap_k, by autograd (the engine room's `make_step('cql', ...)` is its fast twin)."
+    "The critics' step: TD loss + weight * sum_k gap_k, by autograd."
     q = critic(obs, actions)
     td = 0.5 * (q - y).pow(2).mean(1).sum()
     gap = cql_gap(q, corrected_q(critic(s_obs, s_act), log_mu), temperature)   # [K]
@@ -107,17 +108,16 @@ def cql_critic_update(critic, critic_opt, # Critic ensemble and its optimizer
 def cql_step(actor, critic, critic_target, actor_opt, critic_opt, # Networks and optimizers
              log_alpha, log_cql_alpha, alpha_opt, # Learnable log temperatures (None when fixed) and their optimizer
              batch: TorchBatch, c: CQLConfig, target_entropy: float,
-             critic_update=None, # (obs, actions, y, s_obs, s_act, log_mu, weight) -> (Q, TD loss, gaps); None: `cql_critic_update`
             ) -> torch.Tensor: # stats in the order of `CQL_STATS`
-    "One continuous CQL step: critics (TD + conservative gap), then actor and temperatures."
+    "One continuous CQL step: critics (TD + conservative gap), then actor and temperatures (the engine room's `make_step('cql', ...)` is its fast twin)."
     alpha = log_alpha.detach().exp() if log_alpha is not None else torch.tensor(c.ent_coef)
     with torch.no_grad():
         na, _ = actor.sample(batch.next_obs)
-        y = batch.rewards + batch.discounts * (1.0 - batch.terminated) * critic_target(batch.next_obs, na).min(0).values
+        y = td3_critic_target(critic_target(batch.next_obs, na), batch.rewards, batch.terminated, batch.discounts)
     s_obs, s_act, log_mu = cql_proposals(batch.obs, batch.next_obs, actor, c.cql_n_actions)
     ca = log_cql_alpha.detach().exp().clamp(0.0, 1e6) if log_cql_alpha is not None else torch.tensor(c.cql_alpha)
-    upd = critic_update or (lambda *a: cql_critic_update(critic, critic_opt, *a, c.cql_temperature))
-    q, td, gap = upd(batch.obs, batch.actions, y, s_obs, s_act, log_mu, ca if log_cql_alpha is not None else c.cql_alpha)
+    q, td, gap = cql_critic_update(critic, critic_opt, batch.obs, batch.actions, y, s_obs, s_act, log_mu,
+                                   ca if log_cql_alpha is not None else c.cql_alpha, c.cql_temperature)
     shift = c.cql_target_action_gap if log_cql_alpha is not None else 0.0
     critic_loss = td + ca * (gap - shift).sum()
     a_pi, logp = actor.sample(batch.obs)
@@ -174,15 +174,20 @@ class CQL(OfflineAlgorithm):
         self.log_cql_alpha = torch.tensor(math.log(c.cql_alpha), device=dev, requires_grad=True) if c.cql_lagrange else None
         temps = [t for t in (self.log_alpha, self.log_cql_alpha) if t is not None]
         self.alpha_opt = make_adam(temps, c.actor_learning_rate) if temps else None
-        self._critic_update = make_step("cql", self.critic, self.critic_opt, temperature=c.cql_temperature)   # None: autograd
+        nets = {"actor": self.actor, "critic": self.critic, "critic_target": self.critic_target}
+        self._fast = make_step("cql", nets, {"actor": self.actor_opt, "critic": self.critic_opt, "alpha": self.alpha_opt},
+                               log_alpha=self.log_alpha, log_cql_alpha=self.log_cql_alpha, fixed_alpha=c.ent_coef, cql_alpha=c.cql_alpha,
+                               n_actions=c.cql_n_actions, temperature=c.cql_temperature, target_action_gap=c.cql_target_action_gap,
+                               target_entropy=self.target_entropy, tau=c.tau, target_fn=td3_critic_target)   # None: `cql_step`
 
     def _step(self, b):
         if self.discrete:
             s = cql_discrete_step(self.q_net, self.q_target, self.opt, b, self.config)
             if (self.n_updates + 1) % self.config.target_update_interval == 0: self.q_target.load_state_dict(self.q_net.state_dict())
             return s
+        if self._fast is not None: return self._fast(b)
         return cql_step(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt, self.log_alpha,
-                        self.log_cql_alpha, self.alpha_opt, b, self.config, self.target_entropy, self._critic_update)
+                        self.log_cql_alpha, self.alpha_opt, b, self.config, self.target_entropy)
 
     def _act(self, obs, deterministic):
         if self.discrete: return self.q_net(obs).argmax(-1)

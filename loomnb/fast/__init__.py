@@ -13,7 +13,7 @@ from .optim import make_adam, make_rmsprop
 from .actor_critic import actor_critic_grads, PPOGradStep, A2CGradStep
 from .exchange import TRANSPORTS, PairExchange, PairGradSync, pair_exchange, pair_comm_hook, grad_parts, set_exchange_timeout
 from .q import offpolicy_step
-from .cql import cql_critic_step
+from .cql import cql_fast_step
 
 # %% auto #0
 __all__ = ['STEP_KINDS', 'make_step', 'make_exchange']
@@ -22,11 +22,12 @@ __all__ = ['STEP_KINDS', 'make_step', 'make_exchange']
 STEP_KINDS = {"ppo": ("vf_coef", "ent_coef", "clip_vloss", "max_grad_norm"), "a2c": ("vf_coef", "ent_coef", "max_grad_norm"),
               "sac": ("log_alpha", "fixed_alpha", "target_entropy", "precision", "target_fn"),
               "td3": ("target_noise", "noise_clip", "tau", "precision", "smooth_fn", "target_fn"),
-              "cql": ("temperature",)}
+              "cql": ("log_alpha", "log_cql_alpha", "fixed_alpha", "cql_alpha", "n_actions", "temperature", "target_action_gap",
+                      "target_entropy", "tau", "target_fn")}
 
 def make_step(kind: str, # One of `STEP_KINDS`
-              policy: torch.nn.Module | dict, # The networks the step updates (sac/td3: a dict of them by name; cql: the critics)
-              optimizer: torch.optim.Optimizer | dict, # Their optimizer (sac/td3: "actor" and "critic")
+              policy: torch.nn.Module | dict, # The networks the step updates (sac/td3/cql: a dict of them by name)
+              optimizer: torch.optim.Optimizer | dict, # Their optimizer (sac/td3: "actor" and "critic"; cql: also "alpha")
               keep: Step | None=None, # A step this function returned before, reused while it still applies
               **coefs, # The loss's coefficients (the names in `STEP_KINDS[kind]`)
              ) -> Step | None:
@@ -38,7 +39,7 @@ def make_step(kind: str, # One of `STEP_KINDS`
         raise TypeError(f"make_step({kind!r}): coefficients must be exactly {', '.join(want)}; got {', '.join(sorted(coefs)) or 'none'}")
     if not fast_enabled(): return None
     if kind in ("sac", "td3"): return offpolicy_step(kind, policy, optimizer, **coefs)
-    if kind == "cql": return cql_critic_step(policy, optimizer, **coefs)
+    if kind == "cql": return cql_fast_step(policy, optimizer, **coefs)
     cls = PPOGradStep if kind == "ppo" else A2CGradStep
     if isinstance(keep, cls) and keep.grads.valid(policy, optimizer): grads = keep.grads
     else: grads = actor_critic_grads(policy, optimizer)

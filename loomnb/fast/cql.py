@@ -1,4 +1,4 @@
-"""The conservative critics' step of continuous CQL written by hand: one forward of the critic ensemble over the dataset actions and every sampled action together, the loss's gradient with respect to the Q-values in closed form, and the hand-written ensemble backward into reusable buffers.
+"""Continuous CQL's gradient step written by hand: the actor once over the states and next states with every proposal drawn from it, one forward of the critic ensemble over the dataset and all sampled actions with the loss's gradient in closed form, SAC's hand-written actor pass, the temperatures' gradients written out, buffers reused across steps.
 
 Docs: https://loomorg.github.io/loomnb/fast.cql.html.md"""
 
@@ -6,31 +6,27 @@ Docs: https://loomorg.github.io/loomnb/fast.cql.html.md"""
 
 # %% ../../nbs/36ga_fast.cql.ipynb #c002
 from __future__ import annotations
+import math
 import torch
-import torch.nn as nn
-from ..agents.qnets import EnsembleQNetwork
-from .core import fast_enabled
-from .q_passes import ensemble_forward, ensemble_backward
-from .q import _opt_step
+from ..agents.qnets import SquashedGaussianPolicy, EnsembleQNetwork, squashed_gaussian_logprob, polyak_update
+from .q_passes import ensemble_forward, ensemble_backward, mlp_forward, scratch
+from .q import _opt_step, hand_grad_layers, sac_actor_grads, temperature_grad
 
 # %% auto #0
-__all__ = ['cql_critic_step_hand', 'CQLCriticStep', 'cql_critic_step']
+__all__ = ['CQL_COEFS', 'cql_critic_grads', 'cql_critic_step_hand', 'cql_step_hand', 'CQLFastStep', 'cql_fast_step']
 
 # %% ../../nbs/36ga_fast.cql.ipynb #c005
 @torch.no_grad()
-def cql_critic_step_hand(critic: EnsembleQNetwork, # ReLU critic ensemble
-                         critic_opt: torch.optim.Optimizer, # Its optimizer (stepped here)
-                         obs: torch.Tensor, actions: torch.Tensor, # Minibatch [B, obs], [B, d]
-                         y: torch.Tensor, # TD targets [B]
-                         s_obs: torch.Tensor, s_act: torch.Tensor, # Proposal rows [3Bn, obs] (state b at rows p*B*n + b*n + j), [3Bn, d]
-                         log_mu: torch.Tensor, # Log-density of each proposal action [3, B, n]
-                         weight: float, # w: weight of the summed gaps in the loss
-                         temperature: float, # T of the log-sum-exp
-                         ws: dict | None=None, # Workspace of buffers reused across steps (see `loomnb.fast.q_passes.scratch`)
-                        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: # Q [K, B] before the step, TD loss, gaps [K]
-    "One critic step of continuous CQL with hand-written gradients."
-    B, K = obs.shape[0], critic.n_critics
-    x = torch.cat([torch.cat([obs, actions], 1), torch.cat([s_obs, s_act], 1)])
+def cql_critic_grads(critic: EnsembleQNetwork, # ReLU critic ensemble
+                     x: torch.Tensor, # [B + 3Bn, obs + d]: the B dataset rows [s, a], then the proposal rows (state b at rows B + p*B*n + b*n + j)
+                     y: torch.Tensor, # TD targets [B]
+                     log_mu: torch.Tensor, # Log-density of each proposal action [3, B, n]
+                     weight: float, # w: weight of the summed gaps in the loss
+                     temperature: float, # T of the log-sum-exp
+                     ws: dict | None=None, # Workspace of buffers reused across steps (see `loomnb.fast.q_passes.scratch`)
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: # Q [K, B], TD loss, gaps [K]
+    "The gradients of CQL's critic loss, by hand, into the critics' `.grad`."
+    B, K = y.shape[0], critic.n_critics
     q_all, hs = ensemble_forward(critic, x, None, ws)                    # [K, B + 3Bn]
     q = q_all[:, :B]
     qs = (q_all[:, B:].view(K, 3, B, -1) - log_mu).permute(0, 2, 1, 3).reshape(K, B, -1)   # [K, B, 3n]
@@ -42,19 +38,98 @@ def cql_critic_step_hand(critic: EnsembleQNetwork, # ReLU critic ensemble
     torch.sub(q - y, weight, out=g[:, :B]).div_(B)
     sm = z.sub_(lse.unsqueeze(-1)).exp_().mul_(weight / B)                # dL/dq_hat [K, B, 3n]
     g[:, B:].view(K, 3, B, -1).copy_(sm.view(K, B, 3, -1).permute(0, 2, 1, 3))
-    ensemble_backward(critic, hs, g, ws); _opt_step(critic_opt)
+    ensemble_backward(critic, hs, g, ws)
     return q, td, gap
 
-class CQLCriticStep:
-    "`cql_critic_step_hand` on fixed networks: `step(obs, actions, y, s_obs, s_act, log_mu, weight)` -> (Q, TD loss, gaps)."
-    def __init__(self, critic: EnsembleQNetwork, critic_opt, temperature: float):
-        self.critic, self.opt, self.temperature, self.ws = critic, critic_opt, float(temperature), {}   # ws: never checkpointed
-    def __call__(self, obs, actions, y, s_obs, s_act, log_mu, weight):
-        return cql_critic_step_hand(self.critic, self.opt, obs, actions, y, s_obs, s_act, log_mu, float(weight), self.temperature, self.ws)
+@torch.no_grad()
+def cql_critic_step_hand(critic: EnsembleQNetwork, # ReLU critic ensemble
+                         critic_opt: torch.optim.Optimizer, # Its optimizer (stepped here)
+                         obs: torch.Tensor, actions: torch.Tensor, # Minibatch [B, obs], [B, d]
+                         y: torch.Tensor, # TD targets [B]
+                         s_obs: torch.Tensor, s_act: torch.Tensor, # Proposal rows [3Bn, obs] (state b at rows p*B*n + b*n + j), [3Bn, d]
+                         log_mu: torch.Tensor, # Log-density of each proposal action [3, B, n]
+                         weight: float, temperature: float, # As in `cql_critic_grads`
+                         ws: dict | None=None, # Workspace (see `loomnb.fast.q_passes.scratch`)
+                        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: # Q [K, B] before the step, TD loss, gaps [K]
+    "One critic step of continuous CQL with hand-written gradients: `cql_critic_grads`, then the optimizer."
+    x = torch.cat([torch.cat([obs, actions], 1), torch.cat([s_obs, s_act], 1)])
+    out = cql_critic_grads(critic, x, y, log_mu, weight, temperature, ws)
+    _opt_step(critic_opt)
+    return out
 
-def cql_critic_step(critic, # The critics (`make_step("cql", critic, critic_opt, temperature=...)`)
-                    critic_opt, temperature: float) -> CQLCriticStep | None:
-    "The hand-written critic step when it applies (a ReLU `EnsembleQNetwork` on the CPU, fast paths on), else None."
-    ok = (type(critic) is EnsembleQNetwork and isinstance(critic.act_fn, nn.ReLU)
-          and next(critic.parameters()).device.type == "cpu" and fast_enabled())
-    return CQLCriticStep(critic, critic_opt, temperature) if ok else None
+# %% ../../nbs/36ga_fast.cql.ipynb #c010b
+@torch.no_grad()
+def cql_step_hand(target_fn, # The algorithm's pure target: (next_q, rewards, terminated, discounts) -> y
+                  actor: SquashedGaussianPolicy, critic: EnsembleQNetwork, critic_target: EnsembleQNetwork, # Default networks
+                  optimizers: tuple, # (actor's, critics', temperatures' or None)
+                  log_alpha, log_cql_alpha, # Learnable log temperature and log multiplier, or None (fixed)
+                  batch, # Minibatch (a `loomnb.train.offpolicy.TorchBatch`)
+                  c: dict, # fixed_alpha, cql_alpha, n_actions, temperature, target_action_gap, target_entropy, tau
+                  layers: list, # `relu_mlp_layers(actor.net)`
+                  params: tuple, # (critic parameters, target parameters)
+                  ws: tuple=(None, None), # Workspaces of the B-row passes and of the critic pass (see `scratch`)
+                 ) -> torch.Tensor: # stats [6] in the order of `loomnb.algos.cql.CQL_STATS`
+    "`loomnb.algos.cql.cql_step` for the default networks with hand-written gradients (no autograd graph)."
+    (ws, wb), (a_opt, c_opt, t_opt) = ws, optimizers
+    obs, nobs, B, d, n, dev = batch.obs, batch.next_obs, batch.obs.shape[0], actor.act_dim, c["n_actions"], batch.obs.device
+    alpha = log_alpha.exp() if log_alpha is not None else torch.tensor(c["fixed_alpha"])
+    out, hs = mlp_forward(layers, torch.cat([obs, nobs]), ws)             # the actor at s and s' (hs live until its backward)
+    mean, ls_raw = out[:, :d], out[:, d:]
+    ls = ls_raw.clamp(actor.log_std_min, actor.log_std_max); std = ls.exp()
+    e_t = obs.new_empty(B, d).normal_()                                    # cql_step's draws in its order: a' ~ pi(s'),
+    e_p = obs.new_empty(2, B, n, d); e_p[0].normal_(); e_p[1].normal_()   # n proposals from pi(s), then n from pi(s'),
+    unif = torch.rand(B * n, d, device=dev) * 2 - 1                        # n uniform ones, then the actor loss's a ~ pi(s)
+    e_a = obs.new_empty(B, d).normal_()
+    at = torch.tanh(torch.addcmul(mean[B:], std[B:], e_t))
+    y = target_fn(ensemble_forward(critic_target, torch.cat([nobs, at], 1), None, ws)[0], batch.rewards, batch.terminated, batch.discounts)
+    m2, l2 = mean.view(2, B, 1, d), ls.view(2, B, 1, d)
+    u_p = torch.addcmul(m2, std.view(2, B, 1, d), e_p)                     # [2, B, n, d]
+    log_mu = torch.cat([torch.full((1, B, n), -d * math.log(2.0), device=dev), squashed_gaussian_logprob(u_p, m2, l2)])
+    od = obs.shape[1]
+    x = scratch(wb, "x", (B + 3 * B * n, od + d), obs)                    # dataset rows, then (s, proposal) rows
+    x[:B, :od] = obs; x[:B, od:] = batch.actions
+    x[B:, :od].view(3, B, n, od).copy_(obs.view(1, B, 1, od).expand(3, B, n, od))
+    xa = x[B:, od:].view(3, B * n, d); xa[0] = unif; xa[1:] = torch.tanh(u_p.view(2, B * n, d))
+    lag = log_cql_alpha is not None
+    ca = log_cql_alpha.exp().clamp(0.0, 1e6) if lag else torch.tensor(c["cql_alpha"])
+    q, td, gap = cql_critic_grads(critic, x, y, log_mu, float(ca) if lag else c["cql_alpha"], c["temperature"], wb); _opt_step(c_opt)
+    critic_loss = td + ca * (gap - (c["target_action_gap"] if lag else 0.0)).sum()
+    u = torch.addcmul(mean[:B], std[:B], e_a)
+    a, logp = torch.tanh(u), squashed_gaussian_logprob(u, mean[:B], ls[:B])
+    qmin = sac_actor_grads(actor, critic, layers, hs, obs, a, u, mean[:B], ls_raw[:B], alpha, ws)   # SAC's actor pass
+    if log_alpha is not None: temperature_grad(log_alpha, logp.mean(), c["target_entropy"])
+    if lag:   # ascent on the multiplier: the gradient of -alpha_cql * sum_k (gap_k - target gap)
+        if log_cql_alpha.grad is None: log_cql_alpha.grad = torch.empty_like(log_cql_alpha)
+        e = log_cql_alpha.exp()
+        log_cql_alpha.grad.copy_(-(e * (gap - c["target_action_gap"]).sum()) * (e <= 1e6))
+    _opt_step(a_opt)
+    if t_opt is not None: _opt_step(t_opt)
+    polyak_update(params[0], params[1], c["tau"])
+    return torch.stack([critic_loss, gap.mean(), (alpha * logp - qmin).mean(), alpha.reshape(()), ca.reshape(()), q.mean()])
+
+# %% ../../nbs/36ga_fast.cql.ipynb #c010c
+CQL_COEFS = ("fixed_alpha", "cql_alpha", "n_actions", "temperature", "target_action_gap", "target_entropy", "tau")
+
+class CQLFastStep:
+    "`cql_step_hand` on fixed networks as a `Step`: `step(batch)` -> stats [6] (as `loomnb.algos.cql.CQL_STATS`)."
+    def __init__(self, nets: dict, # "actor", "critic", "critic_target"
+                 optimizers: dict, # "actor", "critic", "alpha" (the temperatures', or None)
+                 layers: list, # `relu_mlp_layers(nets["actor"].net)`
+                 log_alpha, log_cql_alpha, # As in `cql_step_hand`
+                 target_fn, # The algorithm's pure target
+                 coefs: dict, # The names in `CQL_COEFS`
+                ):
+        n = nets
+        self.args = (target_fn, n["actor"], n["critic"], n["critic_target"],
+                     (optimizers["actor"], optimizers["critic"], optimizers["alpha"]), log_alpha, log_cql_alpha)
+        self.params = (list(n["critic"].parameters()), list(n["critic_target"].parameters()))
+        self.coefs, self.layers, self.ws = {k: coefs[k] for k in CQL_COEFS}, layers, ({}, {})   # ws: never checkpointed
+    def __call__(self, batch): return cql_step_hand(*self.args, batch, self.coefs, self.layers, self.params, self.ws)
+
+def cql_fast_step(nets: dict, optimizers: dict, # As in `CQLFastStep`
+                  log_alpha, log_cql_alpha, target_fn, # As in `CQLFastStep`
+                  **coefs, # The names in `CQL_COEFS`
+                 ) -> CQLFastStep | None:
+    "The hand-written step when it applies (default networks, ReLU, CPU, fast paths on), else None."
+    layers = hand_grad_layers(nets["actor"], nets["critic"], nets["critic_target"])
+    return None if layers is None else CQLFastStep(nets, optimizers, layers, log_alpha, log_cql_alpha, target_fn, coefs)

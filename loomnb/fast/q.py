@@ -15,7 +15,8 @@ from .q_passes import (relu_mlp_layers, scratch, ensemble_layers, mixed_layers, 
                                   ensemble_forward, ensemble_backward, ensemble_action_grad, step_layers)
 
 # %% auto #0
-__all__ = ['sac_step_hand', 'hand_grad_layers', 'td3_step_hand', 'SACFastStep', 'TD3FastStep', 'offpolicy_step']
+__all__ = ['sac_actor_grads', 'temperature_grad', 'sac_step_hand', 'hand_grad_layers', 'td3_step_hand', 'SACFastStep',
+           'TD3FastStep', 'offpolicy_step']
 
 # %% ../../nbs/36g_fast.q.ipynb #f195a8c2
 def _opt_step(opt: torch.optim.Optimizer) -> None:
@@ -35,6 +36,34 @@ def _critic_step_hand(critic, critic_opt, obs, actions, y, # ReLU ensemble, its 
     loss = coef * d.pow(2).mean(1).sum()
     ensemble_backward(critic, chs, d.mul_(2.0 * coef / q.shape[1]), ws, cl); _opt_step(critic_opt)   # chs dead after
     return q, loss
+
+@torch.no_grad()
+def sac_actor_grads(actor: SquashedGaussianPolicy, # Default actor
+                    critic: EnsembleQNetwork, # ReLU critic ensemble (as it is now)
+                    layers: list, hs: list, # The actor's layers and the inputs its `mlp_forward` kept (first B rows: these states)
+                    obs, a, u, mean, ls_raw, # States [B, obs], actions tanh(u) [B, d], pre-tanh draws, mean, unclamped log-std
+                    alpha, # Temperature (no gradient)
+                    ws: dict | None=None, # Workspace (see `scratch`)
+                    cl: list | None=None, # The critic's `mixed_layers` (None: float32)
+                   ) -> torch.Tensor: # min_k Q_k(s, a) [B]
+    "Gradient of SAC's actor loss mean(alpha log pi(a|s) - min_k Q_k(s, a)) by hand, into the actor's `.grad`."
+    B = obs.shape[0]
+    qp, phs = ensemble_forward(critic, torch.cat([obs, a], 1), None, ws, cl)   # ("ef" buffers)
+    qmin, idx = qp.min(0)
+    ga = ensemble_action_grad(critic, phs, idx, -1.0 / B, actor.act_dim, ws, cl)   # d(-mean min Q)/da; ga fresh ("ag*" inside)
+    ab = alpha / B
+    gu = ga.mul_(1.0 - a * a).add_(2.0 * ab * a)                           # through tanh, plus alpha * dlogpi/du
+    gls = (gu * (u - mean) - ab) * ((ls_raw >= actor.log_std_min) & (ls_raw <= actor.log_std_max))
+    mlp_backward(layers, hs, torch.cat([gu, gls], 1), False, ws)           # "mb" buffers
+    return qmin
+
+def temperature_grad(log_alpha: torch.Tensor, # Learnable log temperature (scalar)
+                     mean_logp: torch.Tensor, # Mean log pi over the batch
+                     target_entropy: float,
+                    ) -> None:
+    "The gradient of -log_alpha (mean log pi + target entropy), written into `log_alpha.grad`."
+    if log_alpha.grad is None: log_alpha.grad = torch.empty_like(log_alpha)
+    torch.neg(mean_logp + target_entropy, out=log_alpha.grad)
 
 @torch.no_grad()
 def sac_step_hand(target_fn, # The algorithm's pure target: (next_q, next_logp, rewards, terminated, discounts, alpha) -> y
@@ -61,19 +90,10 @@ def sac_step_hand(target_fn, # The algorithm's pure target: (next_q, next_logp, 
     qt = ensemble_forward(critic_target, torch.cat([batch.next_obs, a[B:]], 1), None, ws, tl)[0]   # qt: fresh
     y = target_fn(qt, logp2[B:], batch.rewards, batch.terminated, batch.discounts, alpha)
     q, critic_loss = _critic_step_hand(critic, critic_opt, obs, batch.actions, y, 0.5, ws, cl)
-    qp, phs = ensemble_forward(critic, torch.cat([obs, a[:B]], 1), None, ws, cl)   # through the updated critics ("ef" again)
-    qmin, idx = qp.min(0)
-    ga = ensemble_action_grad(critic, phs, idx, -1.0 / B, ad, ws, cl)     # d(-mean min Q)/da; ga fresh ("ag*" inside)
-    a1, ab = a[:B], alpha / B
-    gu = ga.mul_(1.0 - a1 * a1).add_(2.0 * ab * a1)                         # through tanh, plus alpha * dlogpi/du
-    lr = ls_raw[:B]
-    gls = (gu * (u[:B] - mean[:B]) - ab) * ((lr >= actor.log_std_min) & (lr <= actor.log_std_max))
-    mlp_backward(layers, hs, torch.cat([gu, gls], 1), False, ws)           # "mb" buffers
+    qmin = sac_actor_grads(actor, critic, layers, hs, obs, a[:B], u[:B], mean[:B], ls_raw[:B], alpha, ws, cl)   # updated critics
     mlogp, z = logp.mean(), torch.zeros(())
     alpha_loss = z if log_alpha is None else -log_alpha * (mlogp + target_entropy)   # before the step moves log_alpha
-    if log_alpha is not None:
-        if log_alpha.grad is None: log_alpha.grad = torch.empty_like(log_alpha)
-        torch.neg(mlogp + target_entropy, out=log_alpha.grad)
+    if log_alpha is not None: temperature_grad(log_alpha, mlogp, target_entropy)
     _opt_step(actor_opt)
     return torch.stack([(alpha * logp - qmin).mean(), critic_loss, alpha_loss, z + alpha, -mlogp, q.mean()])
 

@@ -21,7 +21,6 @@ __all__ = ['BX', 'BY', 'DIR', 'POS', 'LX', 'LY', 'STRIKE', 'LAST', 'BRICKS', 'ST
 # (sticky) action, then the 10x10 brick map row by row
 BX, BY, DIR, POS, LX, LY, STRIKE, LAST, BRICKS = 0, 1, 2, 3, 4, 5, 6, 7, 8
 STATE_DIM = BRICKS + 100
-_MINIMAL = (0, 1, 3)   # minatar's minimal action set for Breakout: no-op, left, right
 
 @njit(cache=True)
 def _breakout_reset_one(state, rng, params, i):

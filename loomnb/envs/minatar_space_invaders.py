@@ -17,7 +17,7 @@ from .minatar_breakout import SharedDraws
 __all__ = ['POS', 'ADIR', 'INTERVAL', 'MOVE_T', 'SHOT_T', 'RAMP', 'COOL', 'LAST', 'ALIEN', 'FB', 'EB', 'STATE_DIM',
            'SHOT_COOL_DOWN', 'ENEMY_MOVE_INTERVAL', 'ENEMY_SHOT_INTERVAL', 'space_invaders_step_kernel',
            'space_invaders_reset_kernel', 'SpaceInvadersVecEnv', 'minatar_si_state', 'compare_si_with_minatar',
-           'gunner', 'dodger']
+           'gunner']
 
 # %% ../../nbs/33i_envs.minatar_space_invaders.ipynb #ms005
 # state columns of one copy (float64): the cannon, the aliens' direction, the four timers, the difficulty ramp, the
@@ -214,11 +214,3 @@ def gunner(obs, rng, eps: float=0.1):
             xs = np.flatnonzero(cols[i]); x = xs[np.abs(xs - pad[i]).argmin()] if len(xs) else pad[i]
             a[i] = 1 if x < pad[i] else 2
     return np.where(rng.random(n) < eps, rng.integers(0, 4, n), a)
-
-def dodger(obs, rng, eps: float=0.0):
-    "`gunner`, but first steps aside from an enemy bullet about to fall on the cannon."
-    a = gunner(obs, rng, eps); pad = obs[:, 0, 9].argmax(1)
-    for i in range(len(a)):
-        p = pad[i]
-        if obs[i, 5, 7:9, p].any(): a[i] = 2 if p < 9 and not obs[i, 5, 7:9, p + 1].any() else 1
-    return a

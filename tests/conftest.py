@@ -53,3 +53,10 @@ def pytest_runtest_protocol(item, nextitem):
     try: yield
     finally:
         if not (excl and nextitem is not None and nextitem.module is item.module): _lock_to(None)
+
+# The longest files start first, so that neither worker is left alone with one of them at the end.
+LONG_FIRST = ("test_dashboard_browser.py", "test_workflow_sweep.py", "test_workflow_first_hour.py", "test_offpolicy_cli.py")
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda it: rank.get(it.path.name, len(LONG_FIRST)))   # stable: the rest keep their order

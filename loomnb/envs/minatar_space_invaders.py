@@ -39,21 +39,12 @@ def _si_reset_one(state, rng, params, i):
 
 # %% ../../nbs/33i_envs.minatar_space_invaders.ipynb #ms007
 @njit(cache=True)
-def _si_shift_rows(s, base, d):
-    "Roll a 10x10 map by `d` rows (np.roll along axis 0, wrapping)."
+def _si_roll(s, base, dy, dx):
+    "Roll a 10x10 map by `dy` rows and `dx` columns (np.roll, wrapping)."
     tmp = np.empty(100)
     for k in range(100): tmp[k] = s[base + k]
     for y in range(10):
-        src = (y - d) % 10
-        for x in range(10): s[base + 10 * y + x] = tmp[10 * src + x]
-
-@njit(cache=True)
-def _si_shift_cols(s, base, d):
-    "Roll a 10x10 map by `d` columns (np.roll along axis 1, wrapping)."
-    tmp = np.empty(100)
-    for k in range(100): tmp[k] = s[base + k]
-    for y in range(10):
-        for x in range(10): s[base + 10 * y + x] = tmp[10 * y + (x - d) % 10]
+        for x in range(10): s[base + 10 * y + x] = tmp[10 * ((y - dy) % 10) + (x - dx) % 10]
 
 @njit(cache=True)
 def _si_aliens(s):
@@ -79,9 +70,9 @@ def _si_step_one(state, rng, params, i, actions):
     elif a == 1: pos = max(0, pos - 1)
     elif a == 3: pos = min(9, pos + 1)
     s[POS] = pos
-    _si_shift_rows(s, FB, -1)
+    _si_roll(s, FB, -1, 0)
     for x in range(10): s[FB + 90 + x] = 0.0
-    _si_shift_rows(s, EB, 1)
+    _si_roll(s, EB, 1, 0)
     for x in range(10): s[EB + x] = 0.0
     if s[EB + 90 + pos] != 0.0: term = True
     if s[ALIEN + 90 + pos] != 0.0: term = True
@@ -91,8 +82,8 @@ def _si_step_one(state, rng, params, i, actions):
         if (c0 and s[ADIR] < 0) or (c9 and s[ADIR] > 0):
             s[ADIR] = -s[ADIR]
             if r9: term = True
-            _si_shift_rows(s, ALIEN, 1)
-        else: _si_shift_cols(s, ALIEN, int(s[ADIR]))
+            _si_roll(s, ALIEN, 1, 0)
+        else: _si_roll(s, ALIEN, 0, int(s[ADIR]))
         if s[ALIEN + 90 + pos] != 0.0: term = True
     if s[SHOT_T] == 0.0:   # the alien nearest the cannon's column (ties: the left one) fires from its lowest cell
         s[SHOT_T] = ENEMY_SHOT_INTERVAL

@@ -10,7 +10,8 @@ import math
 import torch
 from ..agents.qnets import SquashedGaussianPolicy, EnsembleQNetwork, squashed_gaussian_logprob, polyak_update
 from .q_passes import ensemble_forward, ensemble_backward, mlp_forward, scratch
-from .q import opt_step, hand_grad_layers, sac_actor_grads, temperature_grad
+from .optim import step_fast
+from .q import hand_grad_layers, sac_actor_grads, temperature_grad
 
 # %% auto #0
 __all__ = ['CQL_COEFS', 'cql_critic_grads', 'cql_critic_step_hand', 'cql_step_hand', 'CQLFastStep', 'cql_fast_step']
@@ -54,7 +55,7 @@ def cql_critic_step_hand(critic: EnsembleQNetwork, # ReLU critic ensemble
     "One critic step of continuous CQL with hand-written gradients: `cql_critic_grads`, then the optimizer."
     x = torch.cat([torch.cat([obs, actions], 1), torch.cat([s_obs, s_act], 1)])
     out = cql_critic_grads(critic, x, y, log_mu, weight, temperature, ws)
-    opt_step(critic_opt)
+    step_fast(critic_opt)
     return out
 
 # %% ../../nbs/36ga_fast.cql.ipynb #c010b
@@ -92,7 +93,7 @@ def cql_step_hand(target_fn, # The algorithm's pure target: (next_q, rewards, te
     xa = x[B:, od:].view(3, B * n, d); xa[0] = unif; xa[1:] = torch.tanh(u_p.view(2, B * n, d))
     lag = log_cql_alpha is not None
     ca = log_cql_alpha.exp().clamp(0.0, 1e6) if lag else torch.tensor(c["cql_alpha"])
-    q, td, gap = cql_critic_grads(critic, x, y, log_mu, float(ca) if lag else c["cql_alpha"], c["temperature"], wb); opt_step(c_opt)
+    q, td, gap = cql_critic_grads(critic, x, y, log_mu, float(ca) if lag else c["cql_alpha"], c["temperature"], wb); step_fast(c_opt)
     critic_loss = td + ca * (gap - (c["target_action_gap"] if lag else 0.0)).sum()
     u = torch.addcmul(mean[:B], std[:B], e_a)
     a, logp = torch.tanh(u), squashed_gaussian_logprob(u, mean[:B], ls[:B])
@@ -102,8 +103,8 @@ def cql_step_hand(target_fn, # The algorithm's pure target: (next_q, rewards, te
         if log_cql_alpha.grad is None: log_cql_alpha.grad = torch.empty_like(log_cql_alpha)
         e = log_cql_alpha.exp()
         log_cql_alpha.grad.copy_(-(e * (gap - c["target_action_gap"]).sum()) * (e <= 1e6))
-    opt_step(a_opt)
-    if t_opt is not None: opt_step(t_opt)
+    step_fast(a_opt)
+    if t_opt is not None: step_fast(t_opt)
     polyak_update(params[0], params[1], c["tau"])
     return torch.stack([critic_loss, gap.mean(), (alpha * logp - qmin).mean(), alpha.reshape(()), ca.reshape(()), q.mean()])
 

@@ -9,22 +9,16 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 from .core import fast_enabled
-from .optim import step_wrapped
+from .optim import step_fast
 from ..agents.qnets import SquashedGaussianPolicy, DeterministicPolicy, EnsembleQNetwork, squashed_gaussian_logprob
 from .q_passes import (relu_mlp_layers, scratch, ensemble_layers, mixed_layers, mlp_forward, mlp_backward,
                                   ensemble_forward, ensemble_backward, ensemble_action_grad, step_layers)
 
 # %% auto #0
-__all__ = ['opt_step', 'sac_actor_grads', 'temperature_grad', 'sac_step_hand', 'hand_grad_layers', 'td3_step_hand', 'SACFastStep',
+__all__ = ['sac_actor_grads', 'temperature_grad', 'sac_step_hand', 'hand_grad_layers', 'td3_step_hand', 'SACFastStep',
            'TD3FastStep', 'offpolicy_step']
 
 # %% ../../nbs/36g_fast.q.ipynb #f195a8c2
-def opt_step(opt: torch.optim.Optimizer) -> None:
-    "`opt.step()` without PyTorch's profiling/hook wrapper when nothing wraps it (as `loomnb.train.offpolicy.step_fast`)."
-    raw = getattr(type(opt).step, "__wrapped__", None)
-    if raw is None or step_wrapped(opt) or not fast_enabled(): opt.step()
-    else: raw(opt)
-
 def _critic_step_hand(critic, critic_opt, obs, actions, y, # ReLU ensemble, its optimizer, batch, targets [B]
                       coef: float, # loss = coef * sum over critics of the mean squared TD error
                       ws: dict | None, # Workspace (see `scratch`)
@@ -34,7 +28,7 @@ def _critic_step_hand(critic, critic_opt, obs, actions, y, # ReLU ensemble, its 
     q, chs = ensemble_forward(critic, torch.cat([obs, actions], 1), None, ws, cl)   # (overwrites the target's "ef")
     d = q - y
     loss = coef * d.pow(2).mean(1).sum()
-    ensemble_backward(critic, chs, d.mul_(2.0 * coef / q.shape[1]), ws, cl); opt_step(critic_opt)   # chs dead after
+    ensemble_backward(critic, chs, d.mul_(2.0 * coef / q.shape[1]), ws, cl); step_fast(critic_opt)   # chs dead after
     return q, loss
 
 @torch.no_grad()
@@ -94,7 +88,7 @@ def sac_step_hand(target_fn, # The algorithm's pure target: (next_q, next_logp, 
     mlogp, z = logp.mean(), torch.zeros(())
     alpha_loss = z if log_alpha is None else -log_alpha * (mlogp + target_entropy)   # before the step moves log_alpha
     if log_alpha is not None: temperature_grad(log_alpha, mlogp, target_entropy)
-    opt_step(actor_opt)
+    step_fast(actor_opt)
     return torch.stack([(alpha * logp - qmin).mean(), critic_loss, alpha_loss, z + alpha, -mlogp, q.mean()])
 
 def hand_grad_layers(actor, critic, critic_target, # The networks of an algorithm
@@ -141,7 +135,7 @@ def td3_step_hand(smooth_fn, # The algorithm's target smoothing: (next_actions, 
         t = torch.tanh(o)
         q1, qhs = ensemble_forward(critic, torch.cat([obs, t * actor.max_action], 1), 1, ws, cl)
         ga = ensemble_action_grad(critic, qhs, None, -1.0 / B, ad, ws, cl)    # d(-mean Q1)/da
-        mlp_backward(layers, hs, ga.mul_(1.0 - t * t).mul_(actor.max_action), False, ws); opt_step(actor_opt)
+        mlp_backward(layers, hs, ga.mul_(1.0 - t * t).mul_(actor.max_action), False, ws); step_fast(actor_opt)
         _lerp(params["critic"] + params["actor"], params["critic_target"] + params["actor_target"], tau)
         out["actor_loss"] = -q1.mean()
     return out

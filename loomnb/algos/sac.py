@@ -98,8 +98,10 @@ def sac_step(actor: nn.Module, # SquashedGaussianPolicy-like: .sample(obs) -> (a
              target_entropy: float, # Entropy target
              batch: TorchBatch, # Minibatch
              params: dict, # Cached parameter lists: "critic" and "actor" (actor's, plus log_alpha when learned)
+             reduce=None, # None: the min over critics; else q [n_critics, B] -> [B], the critics' combination in the target and the actor loss
             ) -> torch.Tensor: # stats [6] in the order of `SAC_STATS` (detached)
     "One SAC gradient step (critics, then actor and temperature); returns the stacked detached stats."
+    rq = (lambda q: q) if reduce is None else (lambda q: reduce(q)[None])   # one row: its min is itself
     a_pi, logp = actor.sample(batch.obs)
     if log_alpha is not None:
         alpha = log_alpha.detach().exp()
@@ -107,12 +109,12 @@ def sac_step(actor: nn.Module, # SquashedGaussianPolicy-like: .sample(obs) -> (a
     else: alpha, alpha_loss = fixed_alpha, None
     with torch.no_grad():
         na, nlogp = actor.sample(batch.next_obs)
-        y = sac_critic_target(critic_target(batch.next_obs, na), nlogp, batch.rewards, batch.terminated, batch.discounts, alpha)
+        y = sac_critic_target(rq(critic_target(batch.next_obs, na)), nlogp, batch.rewards, batch.terminated, batch.discounts, alpha)
     q = critic(batch.obs, batch.actions)
     critic_loss = sac_critic_loss(q, y)
     clear_grads(params["critic"]); critic_loss.backward(); step_fast(critic_opt)
     with frozen(params["critic"]):
-        actor_loss = sac_actor_loss(critic(batch.obs, a_pi), logp, alpha)
+        actor_loss = sac_actor_loss(rq(critic(batch.obs, a_pi)), logp, alpha)
         clear_grads(params["actor"])
         (actor_loss if alpha_loss is None else actor_loss + alpha_loss).backward()
         step_fast(actor_opt)
@@ -129,11 +131,12 @@ class SACStep:
                  params: dict, # Cached parameter lists: "critic" and "actor" (with log_alpha when learned)
                  precision: str="float32", # "bfloat16": the step runs inside `torch.autocast`
                  device: torch.device=torch.device("cpu"), # The networks' device (for the autocast)
+                 reduce=None, # As in `sac_step`: None is the min over critics
                 ):
         self.args = (actor, critic, critic_target, actor_opt, critic_opt, log_alpha, fixed_alpha, target_entropy)
-        self.params, self.precision, self.device = params, precision, device
+        self.params, self.precision, self.device, self.reduce = params, precision, device, reduce
     def __call__(self, batch):
-        with autocast_for(self.precision, True, self.device): return sac_step(*self.args, batch, self.params)
+        with autocast_for(self.precision, True, self.device): return sac_step(*self.args, batch, self.params, self.reduce)
 
 # %% ../../nbs/43_algos.sac.ipynb #c025
 class SAC(OffPolicyAlgorithm):
@@ -160,8 +163,12 @@ class SAC(OffPolicyAlgorithm):
                                          log_alpha=self.log_alpha, fixed_alpha=c.ent_coef, target_entropy=self.target_entropy,
                                          precision=c.precision, target_fn=sac_critic_target)
         self._step = fast or SACStep(self.actor, self.critic, self.critic_target, self.actor_opt, self.critic_opt,
-                                     self.log_alpha, c.ent_coef, self.target_entropy, self._p, c.precision, dev)
+                                     self.log_alpha, c.ent_coef, self.target_entropy, self._p, c.precision, dev, self.combine_critics())
         check_precision(c.precision, dev, "SAC")
+
+    def combine_critics(self):
+        "How the targets and the actor loss combine the critics [n_critics, B] -> [B]: None is SAC's min (a subclass may change it)."
+        return None
 
     def _nets(self): return {"actor": self.actor, "critic": self.critic, "critic_target": self.critic_target}
     def _optims(self): return {"actor_opt": self.actor_opt, "critic_opt": self.critic_opt}

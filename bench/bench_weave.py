@@ -11,8 +11,20 @@ per preference vector and seed; per seed, the hypervolume of the set of points i
   chebyshev concave, u(G) = -max_h beta_h |z_h - G_h|, z = (130, 0), beta = (b, 1 - b), b in 0, .05, .1, .15, .2, .3, .5, 1
            target > 3391.57 (only a non-linear method can) and never above 3688.38 (the full front)
   ablation convex beta = (0.3, 0.7), 20k steps: linear utility of the greedy return for K=1, J=1, no gating, critic weights
+Pendulum: python bench/bench_weave.py --pendulum weave_sac,sac [--pendulum-seeds 0,1,2,3,4] [--budgets 5000,10000,20000]
+        [--pendulum-out bench/results/weave_pendulum.json]
+  WEAVE's ensemble critics off-policy (loomnb.algos.weave_sac: 5 critics, disagreement weights, kappa = 1) against
+  loomnb's SAC on Pendulum-v1, the protocol of bench/bench_model_based.py: learning rate 1e-3 for both, loomnb defaults
+  otherwise, one torch thread, evaluation 5 episodes (seed 10000 + s) of the deterministic policy after each budget.
+  Variants: weave_sac, weave_sac_uniform (uniform weights), sac; J=2, uniform, kappa=1 is SAC itself (its notebook).
+Peers:  python bench/bench_weave.py --peer pql,envelope [--peer-seeds 5] [--peer-steps pql=60000,envelope=20000] [--peer-maps convex,concave]
+        [--peer-out bench/results/weave_peers.json] [--morl-venv bench/.venv-morl]
+  morl-baselines 1.3.0 in its own virtualenv (made on first use: torch==2.13.0 first, then morl-baselines, which builds
+  pycddlib 2.1.6 from source against libgmp), on MO-Gymnasium's own Deep Sea Treasure (100-step limit), through
+  bench/morl_worker.py. Envelope Q-learning (one agent for all preferences) is read out with the same weight vectors as
+  loomnb's runs; Pareto Q-learning (tabular) with every vector of its learned front. Same gamma, reference point and HV.
 """
-import argparse, json, os, time
+import argparse, json, os, subprocess, sys, tempfile, time
 import numpy as np
 
 GAMMA, REF = 0.99, (0.0, -50.0)
@@ -97,14 +109,131 @@ def summarise(res):
     return "\n".join(["| group | map | seeds | HV IQM | HV min - max | HV per seed | linear bound | full front | runs at their optimum | run s |", "|---|---|---|---|---|---|---|---|---|---|"] + lines)
 
 
+PEER_WEIGHTS = {"convex": np.round(np.linspace(0, 1, 11), 2).tolist(), "concave": [0.0, 0.25, 0.5, 0.75, 1.0]}
+
+
+def morl_python(venv: str) -> str:
+    "The morl-baselines venv's python, made on first use (torch==2.13.0 first: the CPU wheel here, then morl-baselines)."
+    py = os.path.join(venv, "bin", "python")
+    if not os.path.exists(py):
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        subprocess.run([py, "-m", "pip", "install", "-q", "torch==2.13.0"], check=True)
+        subprocess.run([py, "-m", "pip", "install", "-q", "morl-baselines==1.3.0"], check=True)
+    return py
+
+
+def run_peer(job: dict, venv: str) -> dict:
+    "One morl-baselines run in its own venv; returns the job with its points."
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "job.json")
+        with open(path, "w") as f: json.dump(job, f)
+        env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", WANDB_MODE="disabled")
+        out = subprocess.run([morl_python(venv), os.path.join(os.path.dirname(os.path.abspath(__file__)), "morl_worker.py"), path],
+                             capture_output=True, text=True, env=env)
+        if out.returncode: sys.exit(f"morl-baselines worker failed on {job}:\n" + out.stderr[-4000:])
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+PENDULUM = {"sac": ("sac", {"learning_rate": 1e-3}), "weave_sac": ("weave_sac", {"learning_rate": 1e-3}),
+            "weave_sac_uniform": ("weave_sac", {"learning_rate": 1e-3, "critic_weights": "uniform"})}
+
+
+def pendulum(args):
+    import torch
+    import loomnb.algos.weave_sac   # registers "weave_sac" where the package's entry points are older than the module
+    from loomnb.train.learner import Trainer
+    from loomnb.eval import evaluate
+    torch.set_num_threads(1)
+    res = json.load(open(args.pendulum_out)) if args.resume and os.path.exists(args.pendulum_out) else []
+    done = {(r["variant"], r["seed"], r["budget"]) for r in res}
+    budgets = [int(b) for b in args.budgets.split(",")]
+    for s in [int(x) for x in args.pendulum_seeds.split(",")]:
+        for v in args.pendulum.split(","):
+            if all((v, s, b) in done for b in budgets): continue
+            algo, cfg = PENDULUM[v]
+            t = Trainer(algo, env="Pendulum-v1", seed=s, config=dict(cfg), device="cpu", torch_threads=1)
+            for b in budgets:
+                t0 = time.perf_counter(); step0 = t.state.global_step; load0 = os.getloadavg()[0]
+                t.train(b, progress=False)
+                wall = time.perf_counter() - t0
+                ev = evaluate(t, "Pendulum-v1", n_episodes=5, seed=10_000 + s)
+                r = {"variant": v, "algo": algo, "config": cfg, "seed": s, "budget": b, "return": float(np.mean(ev.returns)),
+                     "eval_returns": [float(x) for x in ev.returns], "wall_per_1k_s": 1000 * wall / max(b - step0, 1),
+                     "load": [load0, os.getloadavg()[0]]}
+                res = [x for x in res if (x["variant"], x["seed"], x["budget"]) != (v, s, b)] + [r]
+                json.dump(res, open(args.pendulum_out, "w"), indent=1)
+                print(json.dumps(r), flush=True)
+    print(summarise_pendulum(res))
+
+
+def summarise_pendulum(res):
+    from loomnb.eval.stats import stratified_bootstrap_ci, interquartile_mean
+    out = ["| variant | env steps | seeds | IQM return [95% CI] | mean | per seed | wall s per 1k env steps (load) |", "|---|---|---|---|---|---|---|"]
+    for v, b in sorted({(r["variant"], r["budget"]) for r in res}, key=lambda k: (k[1], k[0])):
+        rs = sorted((r for r in res if (r["variant"], r["budget"]) == (v, b)), key=lambda r: r["seed"])
+        x = np.array([r["return"] for r in rs])
+        lo, hi = stratified_bootstrap_ci(x[:, None], seed=0) if len(x) > 1 else (float("nan"),) * 2
+        out.append(f"| {v} | {b} | {len(x)} ({', '.join(str(r['seed']) for r in rs)}) | {interquartile_mean(x):.0f} [{lo:.0f}, {hi:.0f}] | "
+                   f"{x.mean():.0f} | {', '.join(f'{y:.0f}' for y in x)} | {np.mean([r['wall_per_1k_s'] for r in rs]):.1f} "
+                   f"({min(r['load'][0] for r in rs):.1f}-{max(r['load'][1] for r in rs):.1f}) |")
+    return "\n".join(out)
+
+
+def summarise_peers(res):
+    from loomnb.eval.mo import hypervolume
+    lines = []
+    for key in dict.fromkeys((r["method"], r["map"], r["steps"]) for r in res):
+        rs = [r for r in res if (r["method"], r["map"], r["steps"]) == key]
+        hv = []
+        for r in rs:
+            P = np.array(r["points"], float).reshape(-1, 2); ok = (P > np.array(REF)).all(1)
+            hv.append(hypervolume(P[ok], REF) if ok.any() else 0.0)
+        m = key[1]
+        lines.append(f"| {key[0]} (morl-baselines) | {m} | {key[2]} | {len(rs)} | {iqm(hv):.2f} | {min(hv):.2f} - {max(hv):.2f} | "
+                     f"{', '.join(f'{x:.2f}' for x in hv)} | {HV_LINEAR[m]:.2f} | {HV_FULL[m]:.2f} | {sum(r['seconds'] for r in rs):.0f} |")
+    return "\n".join(["| method | map | env steps per run | seeds | HV IQM | HV min - max | HV per seed | linear bound | full front | run s |",
+                      "|---|---|---|---|---|---|---|---|---|---|"] + lines)
+
+
+def peers(args):
+    steps = dict(kv.split("=") for kv in args.peer_steps.split(","))
+    J = [dict(method=m, map=mp, seed=s, steps=int(steps[m]), gamma=GAMMA, weights=[[w, 1 - w] for w in PEER_WEIGHTS[mp]])
+         for m in args.peer.split(",") for mp in args.peer_maps.split(",") for s in range(args.peer_seeds)]
+    res = json.load(open(args.peer_out)) if args.resume and os.path.exists(args.peer_out) else []
+    done = {(r["method"], r["map"], r["seed"], r["steps"]) for r in res}
+    for j in J:
+        if (j["method"], j["map"], j["seed"], j["steps"]) in done: continue
+        r = run_peer(j, args.morl_venv); r["load"] = os.getloadavg()[0]; res.append(r)
+        json.dump(res, open(args.peer_out, "w"), indent=1)
+        print(r["method"], r["map"], r["seed"], f"{r['seconds']:.0f}s", len(r["points"]), "points", flush=True)
+    print(f"gamma={GAMMA}, reference point={REF}, versions {res[-1]['versions'] if res else '-'}\n")
+    print(summarise_peers(res))
+
+
 if __name__ == "__main__":
     p = argparse.ArgumentParser()
     p.add_argument("--seeds", type=int, default=3); p.add_argument("--steps", type=int, default=60_000)
     p.add_argument("--workers", type=int, default=2); p.add_argument("--cheb-ent", type=float, default=0.1)
     p.add_argument("--cheb-steps", type=int, default=100_000); p.add_argument("--summarise", action="store_true")
     p.add_argument("--only", default="convex,concave,chebyshev,ablation"); p.add_argument("--out", default="bench/results/weave_raw.json")
+    p.add_argument("--peer", default=None, help="run morl-baselines methods instead: pql, envelope (comma-separated)")
+    p.add_argument("--peer-seeds", type=int, default=5); p.add_argument("--peer-maps", default="convex,concave")
+    p.add_argument("--peer-steps", default="pql=60000,envelope=20000"); p.add_argument("--peer-out", default="bench/results/weave_peers.json")
+    p.add_argument("--morl-venv", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".venv-morl"))
+    p.add_argument("--resume", action="store_true", help="with --peer / --pendulum: keep the runs already in the output file")
+    p.add_argument("--pendulum", default=None, help=f"run Pendulum-v1 variants instead: {', '.join(PENDULUM)} (comma-separated)")
+    p.add_argument("--pendulum-seeds", default="0,1,2,3,4"); p.add_argument("--budgets", default="5000,10000,20000")
+    p.add_argument("--pendulum-out", default="bench/results/weave_pendulum.json")
     args = p.parse_args(); args.only = args.only.split(",")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if args.pendulum:
+        if args.summarise: print(summarise_pendulum(json.load(open(args.pendulum_out))))
+        else: pendulum(args)
+        raise SystemExit
+    if args.peer:
+        if args.summarise: print(summarise_peers(json.load(open(args.peer_out))))
+        else: peers(args)
+        raise SystemExit
     if args.summarise:
         print(summarise(json.load(open(args.out)))); raise SystemExit
     J = jobs(args); t0 = time.time()

@@ -7,7 +7,8 @@ same start, each in a fresh subprocess with one torch thread:
   * grpo: `GRPO.train_step` on 16 prompts x 8 completions per iteration (minibatches of 32, one pass, kl_coef
     0.05), --grpo-steps iterations;
   * dpo: `DPO.train` on pairs made by `math_preference_pairs` from the start model on the training problems
-    (chosen = the answer, rejected = its own wrong sample), with and without the chosen-NLL term;
+    (chosen = the answer, rejected = its own wrong sample), with and without the chosen-NLL term; the reference
+    log-probabilities are computed once (`DPO.reference_logps`, timed apart: `ref_s`) and given to every epoch;
   * online_dpo: `OnlineDPO.train_step` on 16 prompts x 8 candidates per iteration, --odpo-steps iterations
     (online_dpo_nll: the same with the chosen-NLL term, nll_coef=1).
 Every run evaluates pass@1 and pass@8 (8 samples at temperature 1 per problem, unbiased estimator) and the greedy
@@ -92,13 +93,19 @@ def run_algo(a, seed, algo, path):
         pairs = math_preference_pairs(base, tok, train, n=4, max_new_tokens=MAX_NEW, seed=seed)
         pair_s = time.perf_counter() - t0; comps = 4 * len(train)
         alg = DPO(pol, ref, beta=0.1, learning_rate=a.dpo_lr, seed=seed, nll_coef=nll)
-        train_s, cpu_s = pair_s, time.process_time() - c0
+        pair_cpu_s = time.process_time() - c0
+        t0, c0 = time.perf_counter(), time.process_time()
+        ref_lp = alg.reference_logps(pairs)   # once for all epochs, as DPO.train does when not given them
+        ref_s, ref_cpu_s = time.perf_counter() - t0, time.process_time() - c0
+        steps_s = steps_cpu_s = 0.0
         for ep in range(1, a.dpo_epochs + 1):
             t0, c0 = time.perf_counter(), time.process_time()
-            h = alg.train(pairs, epochs=1, batch_size=32)
-            train_s += time.perf_counter() - t0; cpu_s += time.process_time() - c0; opt_steps += len(h)
+            h = alg.train(pairs, epochs=1, batch_size=32, ref_logps=ref_lp)
+            steps_s += time.perf_counter() - t0; steps_cpu_s += time.process_time() - c0; opt_steps += len(h)
             point(ep)
-        extra = {"pairs": len(pairs), "pair_sampling_s": pair_s}
+        train_s, cpu_s = pair_s + ref_s + steps_s, pair_cpu_s + ref_cpu_s + steps_cpu_s
+        extra = {"pairs": len(pairs), "pair_sampling_s": pair_s, "pair_sampling_cpu_s": pair_cpu_s, "ref_s": ref_s, "ref_cpu_s": ref_cpu_s,
+                 "steps_s": steps_s, "steps_cpu_s": steps_cpu_s}
     return {"algo": algo, "seed": seed, "curve": curve, "train_s": train_s, "train_cpu_s": cpu_s, "completions": comps,
             "optimizer_steps": opt_steps, "completions_per_s": comps / train_s, "steps_per_s": opt_steps / train_s,
             "rss_mb": peak_rss_mb(), **extra}

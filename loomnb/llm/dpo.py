@@ -133,6 +133,15 @@ class _DPOLoop:
         if self.logger is not None: self.logger.log(st, self.step)
         return st
 
+    def step_rows(self, x: torch.Tensor, # [2N, T] tokens of checked pairs (`pair_batch`)
+                  mask: torch.Tensor, # [2N, T] their completion mask
+                  ref_logps: torch.Tensor, # [N, 2] their reference log-probabilities
+                  idx: torch.Tensor, # [B] the pairs of this step
+                 ) -> dict:
+        "One gradient step on the pairs `idx` of a laid-out dataset: `train_step` on those pairs, without checking them again."
+        self.model.train()
+        return self._apply(*self._loss(*pair_rows(x, mask, idx.to(x.device)), ref_logps[idx]))
+
     def train(self, pairs: list, epochs: int=1, batch_size: int=32,
               ref_logps: torch.Tensor|None=None, # [N, 2] from `reference_logps(pairs)`; None: computed here
              ) -> list[dict]:
@@ -149,9 +158,7 @@ class _DPOLoop:
         for _ in range(epochs):
             order = torch.from_numpy(self.rng.permutation(len(pairs)))
             for s in range(0, len(pairs), batch_size):
-                idx = order[s:s + batch_size]
-                self.model.train()
-                hist.append(self._apply(*self._loss(*pair_rows(X, M, idx.to(self._dev)), ref[idx])))
+                hist.append(self.step_rows(X, M, ref, order[s:s + batch_size]))
                 if any(cb(self, hist[-1]) is False for cb in self.callbacks): return hist
         return hist
 

@@ -7,7 +7,8 @@ same start, each in a fresh subprocess with one torch thread:
   * grpo: `GRPO.train_step` on 16 prompts x 8 completions per iteration (minibatches of 32, one pass, kl_coef
     0.05), --grpo-steps iterations;
   * dpo: `DPO.train` on pairs made by `math_preference_pairs` from the start model on the training problems
-    (chosen = the answer, rejected = its own wrong sample), with and without the chosen-NLL term;
+    (chosen = the answer, rejected = its own wrong sample), with and without the chosen-NLL term; the reference
+    log-probabilities are computed once (`DPO.reference_logps`, timed apart: `ref_s`) and given to every epoch;
   * online_dpo: `OnlineDPO.train_step` on 16 prompts x 8 candidates per iteration, --odpo-steps iterations
     (online_dpo_nll: the same with the chosen-NLL term, nll_coef=1).
 Every run evaluates pass@1 and pass@8 (8 samples at temperature 1 per problem, unbiased estimator) and the greedy
@@ -59,7 +60,19 @@ def run_sft(a, seed, path):
     torch.save(m.state_dict(), path)
     return {"sft_steps": r["steps"], "sft_val_greedy": r["accuracy"], "sft_s": time.perf_counter() - t0, "start": ev(m, tok, test)}
 
+GRPO_KEYS = {"lr": "grpo_lr", "kl": "kl_coef", "g": "grpo_group", "iters": "grpo_iters"}
+
+def grpo_variant(a, algo):
+    "`a` with the overrides of a GRPO variant's name: grpo+lr=3e-4+kl=0.02+g=16 (g: group size, 128 completions per iteration kept)."
+    a = copy.copy(a)
+    for kv in algo.split("+")[1:]:
+        k, v = kv.split("=")
+        if k not in GRPO_KEYS: sys.exit(f"bench_llm: unknown GRPO override {k!r} in {algo!r}; one of {sorted(GRPO_KEYS)}")
+        setattr(a, GRPO_KEYS[k], (int if k in ("g", "iters") else float)(v))
+    return a
+
 def run_algo(a, seed, algo, path):
+    if algo.startswith("grpo+"): a, algo = grpo_variant(a, algo), "grpo"
     tok = CharTokenizer(); train, val, test = tasks(seed)
     base = CausalLM(tok.vocab_size); base.load_state_dict(torch.load(path, weights_only=True))
     pol, ref = copy.deepcopy(base), copy.deepcopy(base)
@@ -69,7 +82,7 @@ def run_algo(a, seed, algo, path):
     point(0)
     if algo in ("grpo", "online_dpo", "online_dpo_nll"):
         if algo == "grpo":
-            alg = GRPO(pol, ref, train.reward_fn, group_size=8, kl_coef=a.kl_coef, max_new_tokens=MAX_NEW, learning_rate=a.grpo_lr,
+            alg = GRPO(pol, ref, train.reward_fn, group_size=a.grpo_group, kl_coef=a.kl_coef, max_new_tokens=MAX_NEW, learning_rate=a.grpo_lr,
                        batch_size=32, num_iterations=a.grpo_iters, seed=seed)
             steps = a.grpo_steps
         else:
@@ -77,12 +90,13 @@ def run_algo(a, seed, algo, path):
                             seed=seed, nll_coef=1.0 if algo == "online_dpo_nll" else 0.0)
             steps = a.odpo_steps
         rng = np.random.default_rng(seed); kls = []
+        n_prompts = 128 // a.grpo_group if algo == "grpo" else 16   # 128 completions per iteration
         for it in range(1, steps + 1):
-            batch = [train.prompts[i] for i in rng.choice(len(train), 16, replace=False)]
+            batch = [train.prompts[i] for i in rng.choice(len(train), n_prompts, replace=False)]
             t0, c0 = time.perf_counter(), time.process_time()
             m = alg.train_step(batch)
             train_s += time.perf_counter() - t0; cpu_s += time.process_time() - c0
-            comps += 16 * 8; opt_steps += int(m.get("train/n_updates", 1 if "train/loss" in m else 0))
+            comps += 128; opt_steps += int(m.get("train/n_updates", 1 if "train/loss" in m else 0))
             if "rollout/kl_ref" in m: kls.append(m["rollout/kl_ref"])
             if it % a.eval_every == 0 or it == steps: point(it)
         extra = {"kl_ref_last": kls[-1] if kls else None, "kl_ref_max": max(kls) if kls else None}
@@ -92,13 +106,20 @@ def run_algo(a, seed, algo, path):
         pairs = math_preference_pairs(base, tok, train, n=4, max_new_tokens=MAX_NEW, seed=seed)
         pair_s = time.perf_counter() - t0; comps = 4 * len(train)
         alg = DPO(pol, ref, beta=0.1, learning_rate=a.dpo_lr, seed=seed, nll_coef=nll)
-        train_s, cpu_s = pair_s, time.process_time() - c0
+        pair_cpu_s = time.process_time() - c0
+        t0, c0 = time.perf_counter(), time.process_time()
+        ref_lp = alg.reference_logps(pairs)   # once for all epochs, as DPO.train does when not given them
+        ref_s, ref_cpu_s = time.perf_counter() - t0, time.process_time() - c0
+        steps_s = steps_cpu_s = 0.0
         for ep in range(1, a.dpo_epochs + 1):
             t0, c0 = time.perf_counter(), time.process_time()
-            h = alg.train(pairs, epochs=1, batch_size=32)
-            train_s += time.perf_counter() - t0; cpu_s += time.process_time() - c0; opt_steps += len(h)
+            h = alg.train(pairs, epochs=1, batch_size=32, ref_logps=ref_lp)
+            steps_s += time.perf_counter() - t0; steps_cpu_s += time.process_time() - c0; opt_steps += len(h)
+            train_s = pair_s + ref_s + steps_s
             point(ep)
-        extra = {"pairs": len(pairs), "pair_sampling_s": pair_s}
+        cpu_s = pair_cpu_s + ref_cpu_s + steps_cpu_s
+        extra = {"pairs": len(pairs), "pair_sampling_s": pair_s, "pair_sampling_cpu_s": pair_cpu_s, "ref_s": ref_s, "ref_cpu_s": ref_cpu_s,
+                 "steps_s": steps_s, "steps_cpu_s": steps_cpu_s}
     return {"algo": algo, "seed": seed, "curve": curve, "train_s": train_s, "train_cpu_s": cpu_s, "completions": comps,
             "optimizer_steps": opt_steps, "completions_per_s": comps / train_s, "steps_per_s": opt_steps / train_s,
             "rss_mb": peak_rss_mb(), **extra}
@@ -133,6 +154,8 @@ def main():
     p.add_argument("--grpo-lr", type=float, default=1e-4)
     p.add_argument("--kl-coef", type=float, default=0.05)
     p.add_argument("--grpo-iters", type=int, default=1)
+    p.add_argument("--grpo-group", type=int, default=8, help="GRPO group size; 128 // group prompts per iteration")
+    p.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1 (evaluation: 0; selection of settings: 100)")
     p.add_argument("--odpo-nll-lr", type=float, default=5e-4)
     p.add_argument("--odpo-steps", type=int, default=300)
     p.add_argument("--odpo-lr", type=float, default=3e-4)
@@ -156,13 +179,13 @@ def main():
     if a._one:
         seed, what, path = int(a._one[0]), a._one[1], a._one[2]
         print(json.dumps(run_sft(a, seed, path) if what == "sft" else run_algo(a, seed, what, path))); return
-    fwd = [f"--sft-target={a.sft_target}", f"--grpo-steps={a.grpo_steps}", f"--grpo-lr={a.grpo_lr}", f"--kl-coef={a.kl_coef}", f"--grpo-iters={a.grpo_iters}", f"--odpo-nll-lr={a.odpo_nll_lr}",
+    fwd = [f"--sft-target={a.sft_target}", f"--grpo-steps={a.grpo_steps}", f"--grpo-lr={a.grpo_lr}", f"--kl-coef={a.kl_coef}", f"--grpo-iters={a.grpo_iters}", f"--grpo-group={a.grpo_group}", f"--odpo-nll-lr={a.odpo_nll_lr}",
            f"--odpo-steps={a.odpo_steps}", f"--odpo-lr={a.odpo_lr}", f"--dpo-epochs={a.dpo_epochs}", f"--dpo-lr={a.dpo_lr}", f"--eval-every={a.eval_every}",
            f"--min-digits={a.min_digits}", f"--max-digits={a.max_digits}"]
     res = {"args": vars(a) | {"_one": None}, "load_start": os.getloadavg(), "seeds": []}
     algos = a.algos.split(",")
     with tempfile.TemporaryDirectory() as d:
-        for seed in range(a.seeds):
+        for seed in range(a.first_seed, a.first_seed + a.seeds):
             ck = os.path.join(d, f"sft{seed}.pt")
             s = sub(["--_one", str(seed), "sft", ck], fwd); s["runs"] = {}
             print(f"seed {seed}: SFT {s['sft_steps']} steps, {s['sft_s']:.1f} s, start {s['start']}", flush=True)

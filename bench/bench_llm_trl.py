@@ -11,7 +11,8 @@ greedy on validation), then from that one checkpoint, each in a fresh subprocess
     4 x --grpo-steps optimizer steps (the same completions and optimizer steps as loomnb);
   * loomnb DPO (`bench_llm.py --_one SEED dpo`) and TRL `DPOTrainer` on the same pairs (`math_preference_pairs`:
     chosen = the answer, rejected = the start model's wrong sample), beta 0.1, sigmoid loss, lr 5e-4, batch 32,
-    reference log-probs computed once, --dpo-epochs epochs.
+    reference log-probs computed once, --dpo-epochs epochs. The optimizer steps are timed alone on both sides (TRL:
+    `trainer.train()`; its reference pass runs in `DPOTrainer.__init__`), the reference pass apart (`ref_s`).
 The model is loomnb's `CausalLM` in both: TRL gets it wrapped as a `transformers` `PreTrainedModel` (backbone + LM
 head, attention_mask -> loomnb's segment-id mask) and the char tokenizer as a `PreTrainedTokenizerFast` with the same
 ids (the worker checks both). Every trained model is evaluated by loomnb's `evaluate` on the 200 held-out problems.
@@ -76,8 +77,10 @@ def main():
                 for lib in order:
                     if lib == "loomnb":
                         r = B.sub(["--_one", str(seed), algo, ck], fwd)
-                        if algo == "dpo": r["train_s"] -= r["pair_sampling_s"]   # the pairs are given to TRL ready-made
-                        r = {"train_s": r["train_s"], "train_cpu_s": r["train_cpu_s"], "optimizer_steps": r["optimizer_steps"],
+                        if algo == "dpo":   # the pairs are given to TRL ready-made, and TRL computes its reference log-probs in
+                            # DPOTrainer.__init__, outside trainer.train(): the steps alone on both sides, the reference pass apart
+                            r |= {"train_s": r["steps_s"], "train_cpu_s": r["steps_cpu_s"]}
+                        r = {"train_s": r["train_s"], "train_cpu_s": r["train_cpu_s"], "optimizer_steps": r["optimizer_steps"], "ref_s": r.get("ref_s"), "ref_cpu_s": r.get("ref_cpu_s"),
                              "completions": r["completions"] if algo == "grpo" else 0, "rss_mb": r["rss_mb"], "end": r["curve"][-1], "kl_ref_last": r.get("kl_ref_last")}
                     else:
                         out = os.path.join(d, f"trl_{algo}_{seed}.pt")
@@ -111,6 +114,10 @@ def summary(res):
         cps = np.mean([r["completions"] / r["train_s"] for r in rs])
         print(f"| {k} | {ms([r['end']['pass@1'] for r in rs])} | {ms([r['end']['pass@8'] for r in rs])} | {ms([r['end']['greedy'] for r in rs])} | {ms([r['train_s'] for r in rs])} | "
               f"{cps:.0f} | {np.mean([r['optimizer_steps'] / r['train_s'] for r in rs]):.2f} | {np.mean([r['optimizer_steps'] / r['train_cpu_s'] for r in rs]):.2f} | {np.mean([r['rss_mb'] for r in rs]):.0f} |")
+    for k in keys:
+        rs = [s["runs"][k] for s in res["seeds"]]
+        if rs[0].get("ref_s") is not None:
+            print(f"{k}: reference pass (once, before the steps; not in train s) {ms([r['ref_s'] for r in rs])} s wall, {ms([r['ref_cpu_s'] for r in rs])} s CPU")
     for algo in sorted({k.split('/')[0] for k in keys}):
         if f"{algo}/trl" not in keys: continue
         ratio = [s["runs"][f"{algo}/loomnb"]["optimizer_steps"] / s["runs"][f"{algo}/loomnb"]["train_s"] / (s["runs"][f"{algo}/trl"]["optimizer_steps"] / s["runs"][f"{algo}/trl"]["train_s"]) for s in res["seeds"]]

@@ -107,6 +107,7 @@ def main():
     common = dict(output_dir=job["tmp"], report_to="none", save_strategy="no", logging_steps=10**9, use_cpu=True, seed=job["seed"],
                   learning_rate=job["lr"], lr_scheduler_type="constant", warmup_steps=0, weight_decay=0.0, max_grad_norm=1.0,
                   per_device_train_batch_size=job["batch_size"], dataloader_num_workers=0, disable_tqdm=True, bf16=False, gradient_checkpointing=False)
+    extra = {}
     if job["algo"] == "grpo":
         from trl import GRPOConfig, GRPOTrainer
         answers = dict(zip(job["prompts"], job["answers"]))
@@ -119,13 +120,20 @@ def main():
         from trl import DPOConfig, DPOTrainer
         cfg = DPOConfig(**common, beta=job["beta"], loss_type="sigmoid", num_train_epochs=job["epochs"], precompute_ref_log_probs=True, max_length=None)
         ds = Dataset.from_dict({k: [p[k] for p in job["pairs"]] for k in ("prompt", "chosen", "rejected")})
+        pre, ref_t = DPOTrainer._precompute_ref_logps, []   # runs in __init__ (outside train()): timed apart
+        def timed(self, *a, **kw):
+            t, c = time.perf_counter(), time.process_time(); out = pre(self, *a, **kw)
+            ref_t.append((time.perf_counter() - t, time.process_time() - c)); return out
+        DPOTrainer._precompute_ref_logps = timed
         trainer = DPOTrainer(model=model, args=cfg, train_dataset=ds, processing_class=htok)
+        DPOTrainer._precompute_ref_logps = pre
+        extra["ref_s"], extra["ref_cpu_s"] = sum(t for t, _ in ref_t), sum(c for _, c in ref_t)
     t0, c0 = time.perf_counter(), time.process_time()
     trainer.train()
     train_s, cpu_s = time.perf_counter() - t0, time.process_time() - c0
     torch.save(model.causal_lm_state(), job["out"])
     print(json.dumps({"train_s": train_s, "train_cpu_s": cpu_s, "optimizer_steps": int(trainer.state.global_step),
-                      "rss_mb": peak_rss_mb(),
+                      "rss_mb": peak_rss_mb(), **extra,
                       "versions": {m: __import__(m).__version__ for m in ("trl", "transformers", "torch")}}))
 
 if __name__ == "__main__": main()

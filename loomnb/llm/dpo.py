@@ -23,8 +23,8 @@ from .grpo import check_prompts
 from .grpo import check_rewards
 
 # %% auto #0
-__all__ = ['DPOPair', 'pair_batch', 'sequence_logps', 'dpo_loss', 'as_pairs', 'check_pairs', 'DPO', 'math_preference_pairs',
-           'online_dpo_rollout', 'OnlineDPO']
+__all__ = ['DPOPair', 'pair_batch', 'pair_rows', 'sequence_logps', 'dpo_loss', 'as_pairs', 'check_pairs', 'DPO',
+           'math_preference_pairs', 'online_dpo_rollout', 'OnlineDPO']
 
 # %% ../../nbs/98_llm.dpo.ipynb #d006
 def _ids(name, v, allow_empty=False):
@@ -50,12 +50,25 @@ class DPOPair:
 # %% ../../nbs/98_llm.dpo.ipynb #d010
 def pair_batch(pairs: list, pad_id: int=0) -> tuple[torch.Tensor, torch.Tensor]:
     "Tokens [2B, T] (chosen rows, then rejected rows) and completion mask [2B, T] of `pairs`."
-    rows = [(p.prompt_tokens, p.chosen_tokens) for p in pairs] + [(p.prompt_tokens, p.rejected_tokens) for p in pairs]
-    T = max(len(a) + len(b) for a, b in rows)
-    x = torch.full((len(rows), T), pad_id, dtype=torch.long); m = torch.zeros(len(rows), T, dtype=torch.bool)
-    for i, (a, b) in enumerate(rows):
-        x[i, :len(a) + len(b)] = torch.from_numpy(np.concatenate([a, b])); m[i, len(a):len(a) + len(b)] = True
-    return x, m
+    heads = [p.prompt_tokens for p in pairs] * 2
+    tails = [p.chosen_tokens for p in pairs] + [p.rejected_tokens for p in pairs]
+    P = np.fromiter(map(len, heads), np.int64, len(heads)); L = P + np.fromiter(map(len, tails), np.int64, len(tails))
+    col = np.arange(L.max())
+    inside = col < L[:, None]                       # [2B, T] the row's tokens, then padding
+    x = np.full(inside.shape, pad_id, dtype=np.int64)
+    x[inside] = np.concatenate([a for ab in zip(heads, tails) for a in ab])   # row-major: prompt then completion, row by row
+    return torch.from_numpy(x), torch.from_numpy(inside & (col >= P[:, None]))
+
+def pair_rows(x: torch.Tensor, # [2N, T] tokens of all the pairs (`pair_batch(pairs)`)
+              mask: torch.Tensor, # [2N, T] their completion mask
+              idx: torch.Tensor, # [B] indices of the pairs to take
+             ) -> tuple[torch.Tensor, torch.Tensor]: # tokens and mask [2B, T_b], T_b the longest taken row
+    "The rows of pairs `idx` (chosen, then rejected), as `pair_batch` of those pairs gives them."
+    N = len(x) // 2
+    rows = torch.cat([idx, idx + N])
+    m = mask[rows]
+    T = int(m.any(0).nonzero().max()) + 1          # a row ends with its (non-empty) completion
+    return x[rows, :T], m[:, :T]
 
 def sequence_logps(model: nn.Module, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     "Sum over the masked (completion) tokens of log pi(token | prefix): [B]."
@@ -109,7 +122,10 @@ class _DPOLoop:
     def train_step(self, prompt, chosen=None, rejected=None, ref_logps=None) -> dict:
         "One gradient step on a batch of pairs; returns the metrics."
         self.model.train()
-        loss, st = self.compute_loss(prompt, chosen, rejected, ref_logps)
+        return self._apply(*self.compute_loss(prompt, chosen, rejected, ref_logps))
+
+    def _apply(self, loss, st) -> dict:
+        "Backward, clip and step on `loss`; the metrics."
         self.optimizer.zero_grad(set_to_none=True); loss.backward()
         gn = nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm if self.max_grad_norm > 0 else math.inf)
         self.optimizer.step(); self.step += 1
@@ -117,19 +133,34 @@ class _DPOLoop:
         if self.logger is not None: self.logger.log(st, self.step)
         return st
 
-    def train(self, pairs: list, epochs: int=1, batch_size: int=32) -> list[dict]:
+    def step_rows(self, x: torch.Tensor, # [2N, T] tokens of checked pairs (`pair_batch`)
+                  mask: torch.Tensor, # [2N, T] their completion mask
+                  ref_logps: torch.Tensor, # [N, 2] their reference log-probabilities
+                  idx: torch.Tensor, # [B] the pairs of this step
+                 ) -> dict:
+        "One gradient step on the pairs `idx` of a laid-out dataset: `train_step` on those pairs, without checking them again."
+        self.model.train()
+        return self._apply(*self._loss(*pair_rows(x, mask, idx.to(x.device)), ref_logps[idx]))
+
+    def train(self, pairs: list, epochs: int=1, batch_size: int=32,
+              ref_logps: torch.Tensor|None=None, # [N, 2] from `reference_logps(pairs)`; None: computed here
+             ) -> list[dict]:
         "`epochs` shuffled passes of minibatch steps over `pairs`, reference log-probabilities cached once."
-        pairs = as_pairs(type(self).__name__, self.tokenizer, pairs, None, None)
-        check_pairs(type(self).__name__, self.model, self.tokenizer, pairs)
-        ref, hist = self.reference_logps(pairs), []
+        owner = type(self).__name__
+        pairs = as_pairs(owner, self.tokenizer, pairs, None, None)
+        check_pairs(owner, self.model, self.tokenizer, pairs)
+        if ref_logps is None: ref = self.reference_logps(pairs)
+        elif not (isinstance(ref_logps, torch.Tensor) and ref_logps.shape == (len(pairs), 2) and ref_logps.is_floating_point()):
+            raise ValueError(f"{owner}: `ref_logps` must be a float [N, 2] tensor with N = {len(pairs)} pairs, got {getattr(ref_logps, 'shape', type(ref_logps).__name__)}")
+        else: ref = ref_logps
+        X, M = pair_batch(pairs, self.tokenizer.pad_id)
+        X, M, hist = X.to(self._dev), M.to(self._dev), []
         for _ in range(epochs):
-            order = self.rng.permutation(len(pairs))
+            order = torch.from_numpy(self.rng.permutation(len(pairs)))
             for s in range(0, len(pairs), batch_size):
-                idx = order[s:s + batch_size]
-                hist.append(self.train_step([pairs[i] for i in idx], ref_logps=ref[torch.from_numpy(idx)]))
+                hist.append(self.step_rows(X, M, ref, order[s:s + batch_size]))
                 if any(cb(self, hist[-1]) is False for cb in self.callbacks): return hist
         return hist
-
 
 # %% ../../nbs/98_llm.dpo.ipynb #d019
 class DPO(_DPOLoop):
@@ -172,14 +203,15 @@ class DPO(_DPOLoop):
         pairs = as_pairs(type(self).__name__, self.tokenizer, prompt, chosen, rejected)
         check_pairs(type(self).__name__, self.model, self.tokenizer, pairs)
         ref = self.reference_logps(pairs) if ref_logps is None else ref_logps
-        x, m = (t.to(self._dev) for t in pair_batch(pairs, self.tokenizer.pad_id))
+        return self._loss(*(t.to(self._dev) for t in pair_batch(pairs, self.tokenizer.pad_id)), ref)
+
+    def _loss(self, x, m, ref) -> tuple[torch.Tensor, dict]:
+        "The loss of checked rows `x`, mask `m` [2B, T] (chosen, then rejected) against reference log-probs `ref` [B, 2]."
         pc, pr = sequence_logps(self.model, x, m).chunk(2)
         loss, st = dpo_loss(pc, pr, ref[:, 0], ref[:, 1], self.beta)
         if self.nll_coef == 0: return loss, st
-        nll = -(pc / m[:len(pairs)].sum(1)).mean()
+        nll = -(pc / m[:len(pc)].sum(1)).mean()
         return loss + self.nll_coef * nll, st | {"nll": nll.item()}
-
-
 
 # %% ../../nbs/98_llm.dpo.ipynb #d026
 def math_preference_pairs(model: nn.Module, # Samples the rejected completions

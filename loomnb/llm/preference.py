@@ -18,7 +18,7 @@ from ..train.state import TrainState
 from ..train.registry import register_algorithm
 from ..train.offline import gradient_phase
 from .model import CausalLM
-from .dpo import DPO, DPOPair, as_pairs, check_pairs, math_preference_pairs
+from .dpo import DPO, DPOPair, as_pairs, check_pairs, math_preference_pairs, pair_batch
 from .trainer import LLMAlgorithm, LLMCheckpoints, PreferenceConfig
 
 # %% auto #0
@@ -107,6 +107,7 @@ class DPOAlgorithm(LLMCheckpoints, LLMAlgorithm):
         self.pairs = as_pairs(type(self).__name__, self.tokenizer, pairs, None, None)
         check_pairs(type(self).__name__, self.model, self.tokenizer, self.pairs)
         self._ref = self.dpo.reference_logps(self.pairs)
+        self._rows = pair_batch(self.pairs, self.tokenizer.pad_id)   # laid out once: each step takes its rows by index
 
     def collect(self, state: TrainState, on_step=None) -> dict:
         "No sampling: choose how many gradient steps the next `update` runs."
@@ -118,7 +119,7 @@ class DPOAlgorithm(LLMCheckpoints, LLMAlgorithm):
         t0, k, n = time.perf_counter(), getattr(self, "_phase", self.config.gradient_steps), len(self.pairs)
         for _ in range(k):
             idx = self.dpo.rng.choice(n, size=min(self.config.batch_size, n), replace=False)
-            m = self.dpo.train_step([self.pairs[i] for i in idx], ref_logps=self._ref[torch.from_numpy(idx)])
+            m = self.dpo.step_rows(*self._rows, self._ref, torch.from_numpy(idx))
         state.global_step += k; state.n_updates += k
         return m | {"train/n_updates": k, "time/update": time.perf_counter() - t0}
 

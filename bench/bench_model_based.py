@@ -9,6 +9,10 @@ Two parts (each its own command, run one at a time, under `nice`):
   the members' mean, with the update budget a PETS run spends on that much data; dreamer: the world model (default
   sizes) after ``--wm-updates`` sequence updates, given the 16 previous observations (posterior), predicting with the
   prior's means.
+* ``--part planning``: the engine room's planning rollout (`loomnb.fast.make_rollout`) against the plain torch
+  `ts_rollout`. Two PETS runs of the same seed train ``--plan-steps`` env steps, one with the fast paths on and one
+  with them off (wall time and planning time per 1k env steps); then the planner of the fast run is timed on its last
+  observation with the fast paths on and off, interleaved (ms of planning per env step).
 * ``--part returns``: sample efficiency. For each seed, one PETS and one SAC run (rl-zoo3's SAC setting for Pendulum,
   lr 1e-3, the other SB3 defaults) are trained to each budget of ``--budgets`` in turn (the same run continues), and
   at each budget scored by a deterministic evaluation of 5 episodes on a fresh env (seed 10_000 + s). Records wall
@@ -20,7 +24,8 @@ The summary gives, per algorithm and budget, the IQM of the returns with a 95% s
 Usage:
     nice -n 5 python bench/bench_model_based.py --part prediction --seeds 3
     nice -n 5 python bench/bench_model_based.py --part returns --seeds 3 --budgets 5000,10000
-    python bench/bench_model_based.py --summary bench/results/model_based_returns.json
+    nice -n 5 python bench/bench_model_based.py --part planning --pets horizon=25
+    python bench/bench_model_based.py --summary bench/results/model_based_returns.json [more.json ...]
 """
 from __future__ import annotations
 import argparse, json, os, sys, time
@@ -154,6 +159,43 @@ def returns_part(seeds, budgets, out_path, algos):
     return rows
 
 
+def planning_part(seed: int, steps: int, reps: int, out_path: str | None) -> dict:
+    "Fast vs plain planning: two training runs of `steps` env steps, then `reps` interleaved plans of each on one obs."
+    from loomnb.fast import fast_paths
+    rows = {}
+    for name, on in (("fast", True), ("plain", False)):
+        with fast_paths(on):
+            t = make_trainer("pets", seed)
+            t0 = time.perf_counter(); t.train(steps, progress=False); wall = time.perf_counter() - t0
+        tm = dict(t.algo.timers)
+        rows[name] = {"train_wall_s": wall, "wall_per_1k_s": 1000 * wall / steps, "planning_per_1k_s": 1000 * tm["planning"] / steps,
+                      "model_fit_per_1k_s": 1000 * tm["model_fit"] / steps, "ep_returns": [float(r) for r in t.state.ep_returns],
+                      "load": os.getloadavg()[0]}
+        print(name, json.dumps(rows[name]), flush=True)
+        if on: trained = t
+    b = trained.algo.buffer
+    obs = np.asarray(b.next_obs[len(b) - 1], np.float32).reshape(1, -1)   # the run's last observation
+    ms = {"fast": [], "plain": []}
+    for _ in range(reps):
+        for name, on in (("fast", True), ("plain", False)):
+            with fast_paths(on):
+                t0 = time.perf_counter(); trained.algo.plan(obs, "bench"); ms[name].append(1000 * (time.perf_counter() - t0))
+    for name in ms:
+        rows[name]["plan_ms_median"] = float(np.median(ms[name])); rows[name]["plan_ms_all"] = ms[name]
+    rows["speedup_plan"] = rows["plain"]["plan_ms_median"] / rows["fast"]["plan_ms_median"]
+    rows["speedup_train"] = rows["plain"]["wall_per_1k_s"] / rows["fast"]["wall_per_1k_s"]
+    rows.update(seed=seed, steps=steps, reps=reps, pets=dict(ALGOS["pets"]), load_end=os.getloadavg()[0])
+    print("| planner | plan ms per env step (median of %d) | planning s per 1k env steps (training) | model fit s per 1k | wall s per 1k env steps |" % reps)
+    print("|---|---|---|---|---|")
+    for name in ("plain", "fast"):
+        r = rows[name]
+        print(f"| {name} | {r['plan_ms_median']:.1f} | {r['planning_per_1k_s']:.1f} | {r['model_fit_per_1k_s']:.1f} | {r['wall_per_1k_s']:.1f} |")
+    print(f"speed-up: planning {rows['speedup_plan']:.2f}x, training wall {rows['speedup_train']:.2f}x")
+    if out_path:
+        with open(out_path, "w") as f: json.dump(rows, f, indent=1)
+    return rows
+
+
 def summary(rows):
     from loomnb.eval.stats import stratified_bootstrap_ci, interquartile_mean
     out = []
@@ -176,7 +218,7 @@ def summary(rows):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--part", choices=["prediction", "returns"])
+    p.add_argument("--part", choices=["prediction", "returns", "planning"])
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
     p.add_argument("--budgets", default="5000,10000")
@@ -186,12 +228,14 @@ def main():
     p.add_argument("--horizon", type=int, default=15)
     p.add_argument("--wm-updates", type=int, default=300, help="dreamer world-model updates in the prediction part")
     p.add_argument("--json", default=None)
-    p.add_argument("--summary", default=None, help="print the table of a returns JSON")
+    p.add_argument("--summary", nargs="+", default=None, help="print the table of one or more returns JSONs (rows joined)")
+    p.add_argument("--plan-steps", type=int, default=1000, help="env steps of each training run in the planning part")
+    p.add_argument("--plan-reps", type=int, default=30, help="interleaved timed plans in the planning part")
     a = p.parse_args()
     torch.set_num_threads(1)
     for kv in a.pets: k, v = kv.split("=", 1); ALGOS["pets"][k] = int(v)
     if a.summary:
-        print(summary(json.load(open(a.summary)))); return
+        print(summary([r for f in a.summary for r in json.load(open(f))])); return
     seeds = list(range(a.first_seed, a.first_seed + a.seeds))
     if a.part == "prediction":
         rows = []
@@ -203,6 +247,8 @@ def main():
         for mname in ("pets", "dreamer"):
             print(mname, "mean over seeds:", {x: round(float(np.mean([r[x] for r in rows if r["model"] == mname])), 4) for x in k})
         if a.json: json.dump(rows, open(a.json, "w"), indent=1)
+    elif a.part == "planning":
+        planning_part(a.first_seed, a.plan_steps, a.plan_reps, a.json)
     elif a.part == "returns":
         out = a.json or "bench/results/model_based_returns.json"
         rows = returns_part(seeds, [int(b) for b in a.budgets.split(",")], out, a.algos.split(","))

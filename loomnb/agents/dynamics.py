@@ -98,10 +98,13 @@ class GaussianEnsemble(nn.Module):
         nll = gaussian_nll(mean, logvar, t).sum()
         return nll + bound_coef * (self.max_logvar.sum() - self.min_logvar.sum()), (mean - t).pow(2).mean().detach()
 
-    def sample(self, x: torch.Tensor, generator: torch.Generator | None=None) -> torch.Tensor:
+    def sample(self, x: torch.Tensor, # Raw inputs [E, B, d_in]
+               generator: torch.Generator | None=None, # Source of the standard-normal draws
+               noise: torch.Tensor | None=None, # [E, B, d_out] the standard-normal draws, made by the caller (then `generator` is unused)
+              ) -> torch.Tensor:
         "y ~ N(mean, exp(logvar)) from each row's member [E, B, d_out] (raw units)."
         mean, logvar = self.forward_normalized(self.in_norm(x))
-        eps = torch.randn(mean.shape, generator=generator, device=mean.device, dtype=mean.dtype)
+        eps = noise if noise is not None else torch.randn(mean.shape, generator=generator, device=mean.device, dtype=mean.dtype)
         return self.out_norm.inverse(mean + torch.exp(0.5 * logvar) * eps)
 
 # %% ../../nbs/36ab_agents.dynamics.ipynb #c016

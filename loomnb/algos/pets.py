@@ -15,10 +15,11 @@ from ..core import ConfigError
 from ..train.learner import TrainState, register_algorithm
 from ..train.offpolicy import OffPolicyConfig, OffPolicyAlgorithm
 from ..agents.dynamics import GaussianEnsemble, fit_ensemble
+from ..fast import make_rollout
 
 # %% auto #0
 __all__ = ['KNOWN_REWARDS', 'PETSConfig', 'pendulum_reward', 'register_reward', 'known_reward', 'cem_update', 'cem_plan',
-           'ts_rollout', 'PETS']
+           'ts_noise', 'ts_rollout', 'PETS']
 
 # %% ../../nbs/48_algos.pets.ipynb #c005
 @dataclass
@@ -111,21 +112,32 @@ def cem_plan(objective: Callable, # [N, pop, H, a] -> [N, pop] scores
     return mean
 
 # %% ../../nbs/48_algos.pets.ipynb #c018
+def ts_noise(model: GaussianEnsemble, # The ensemble (its size E and output size)
+             actions: torch.Tensor, # [N, pop, H, act_dim] the candidates to be scored
+             n_particles: int, # P, a multiple of model.n_members
+             generator: torch.Generator | None=None, # Source of the draws
+            ) -> torch.Tensor: # [H, E, N*pop*P/E, d_out]
+    "The standard-normal draws of a TS-inf rollout of `actions`: one per step, particle and model output."
+    N, pop, H, _ = actions.shape
+    return torch.randn((H, model.n_members, N * pop * (n_particles // model.n_members), model.d_out), generator=generator, dtype=actions.dtype)
+
 def ts_rollout(model: GaussianEnsemble, # Ensemble predicting (state delta, reward)
                obs: torch.Tensor, # [N, obs_dim] start observations
                actions: torch.Tensor, # [N, pop, H, act_dim] candidate sequences (the model's action units)
                n_particles: int, # P, a multiple of model.n_members
                reward_fn: Callable | None=None, # (obs, actions) -> rewards in the same units, or None: the model's reward
-               generator: torch.Generator | None=None, # Source of the Gaussian draws
+               generator: torch.Generator | None=None, # Source of the Gaussian draws (when `noise` is None)
+               noise: torch.Tensor | None=None, # [H, E, N*pop*P/E, d_out] the draws (`ts_noise`), or None: drawn here
               ) -> torch.Tensor: # [N, pop] mean predicted return over the particles
     "TS-inf: each particle follows one member for the whole horizon, sampling each next state from its Gaussian."
     N, pop, H, A = actions.shape
     E = model.n_members; k = n_particles // E; R = N * pop * k
+    if noise is None: noise = ts_noise(model, actions, n_particles, generator)
     s = obs[None, :, None, None, :].expand(E, N, pop, k, obs.shape[-1]).reshape(E, R, -1)
     acts = actions.permute(2, 0, 1, 3)[:, None, :, :, None, :].expand(H, E, N, pop, k, A).reshape(H, E, R, A)
     ret = torch.zeros(E, R, dtype=obs.dtype)
     for h in range(H):
-        y = model.sample(torch.cat([s, acts[h]], -1), generator)
+        y = model.sample(torch.cat([s, acts[h]], -1), noise=noise[h])
         ret = ret + (y[..., -1] if reward_fn is None else reward_fn(s, acts[h]))
         s = s + y[..., :-1]
     return ret.reshape(E, N, pop, k).mean((0, 3))
@@ -146,6 +158,11 @@ class _PETSPlanning:
         self.warm, self.timers = {}, {"model_fit": 0.0, "planning": 0.0}
         self.last_fit, self.n_fits = -1, 0
 
+    def _fast_rollout(self):
+        "The engine room's rollout when planning with Pendulum's own reward, else None: a learned reward, another env's reward (the kernel computes Pendulum's only) or the fast paths off plan with the plain `ts_rollout`."
+        reward = "pendulum" if self.env_reward is pendulum_reward else None
+        return make_rollout(self.model, reward, self.scaler.low, self.scaler.half)
+
     def plan(self, obs: np.ndarray, # [N, obs_dim] observations
              key: str="explore", # Warm-start slot ("explore": training, "predict": evaluation)
             ) -> np.ndarray: # [N, act_dim] normalised actions in [-1, 1]
@@ -155,9 +172,13 @@ class _PETSPlanning:
         prev = self.warm.get(key)
         zero = torch.zeros(N, 1, self.act_dim)
         mean = torch.zeros(N, c.horizon, self.act_dim) if prev is None or prev.shape[0] != N else torch.cat([prev[:, 1:], zero], 1)
+        fast = self._fast_rollout()
+        def objective(acts):   # the draws are made here, for either rollout
+            noise = ts_noise(self.model, acts, c.particles, self.gen)
+            if fast is not None: return fast(o, acts, c.particles, noise)
+            return ts_rollout(self.model, o, acts, c.particles, self._reward, noise=noise)
         with torch.no_grad():
-            obj = lambda acts: ts_rollout(self.model, o, acts, c.particles, self._reward, self.gen)
-            mean = cem_plan(obj, mean, c.population, c.elites, c.cem_iterations, c.init_std, c.cem_alpha, self.gen)
+            mean = cem_plan(objective, mean, c.population, c.elites, c.cem_iterations, c.init_std, c.cem_alpha, self.gen)
         self.warm[key] = mean
         self.timers["planning"] += time.perf_counter() - t0
         return mean[:, 0].numpy()

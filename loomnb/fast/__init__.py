@@ -14,9 +14,10 @@ from .actor_critic import actor_critic_grads, PPOGradStep, A2CGradStep
 from .exchange import TRANSPORTS, PairExchange, PairGradSync, pair_exchange, pair_comm_hook, grad_parts, set_exchange_timeout
 from .q import offpolicy_step
 from .cql import cql_fast_step
+from .planning import ROLLOUT_REWARDS, TSRolloutFast, ts_rollout_fast
 
 # %% auto #0
-__all__ = ['STEP_KINDS', 'make_step', 'make_exchange']
+__all__ = ['STEP_KINDS', 'make_step', 'make_exchange', 'make_rollout']
 
 # %% ../../nbs/36h_fast.ipynb #d5e2535f
 STEP_KINDS = {"ppo": ("vf_coef", "ent_coef", "clip_vloss", "max_grad_norm"), "a2c": ("vf_coef", "ent_coef", "max_grad_norm"),
@@ -55,3 +56,14 @@ def make_exchange(numel: int, # Largest tensor to exchange (elements)
         raise ValueError(f"make_exchange: `transport` must be one of {list(TRANSPORTS)}, got {transport!r}.{did_you_mean(transport, TRANSPORTS)}")
     if not fast_enabled(): return None
     return pair_exchange(numel, transport, timeout_s)
+
+# %% ../../nbs/36h_fast.ipynb #b8d42f13
+def make_rollout(model: torch.nn.Module, # The dynamics ensemble the planner scores candidates with
+                 reward: str | None, # A known reward of `ROLLOUT_REWARDS`, or None (the model's learned reward)
+                 action_low, action_half, # Action box: env action = low + (a + 1) * half
+                ) -> TSRolloutFast | None:
+    "The engine room's TS-inf candidate rollout for `model`, or None (fast paths off, a learned reward, or none applies)."
+    if reward is not None and reward not in ROLLOUT_REWARDS:
+        raise ValueError(f"make_rollout: `reward` must be one of {ROLLOUT_REWARDS} or None, got {reward!r}.{did_you_mean(str(reward), ROLLOUT_REWARDS)}")
+    if reward is None or not fast_enabled(): return None
+    return ts_rollout_fast(model, reward, action_low, action_half)

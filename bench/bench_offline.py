@@ -251,6 +251,7 @@ def main():
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--override", action="append", default=[], help="loomnb config field of one algorithm, ALGO.FIELD=JSON (repeatable)")
     ap.add_argument("--d3rlpy", action="store_true")
+    ap.add_argument("--libs", default=None, help="libraries to run, loomnb,d3rlpy (default: loomnb, and d3rlpy with --d3rlpy)")
     ap.add_argument("--d3rlpy-venv", default="/tmp/loomnb_d3rlpy_venv")
     ap.add_argument("--out", default=str(HERE / "results" / "offline.json"))
     args = ap.parse_args()
@@ -269,8 +270,9 @@ def main():
         missing = tuple(k for k in kinds if not (data / "pendulum" / f"{k}-v0").exists())
         print("making datasets", missing, flush=True)
         generate_datasets("Pendulum-v1", data, seed=0, n_steps=10_000, kinds=missing)
-    libs = ["loomnb"] + (["d3rlpy"] if args.d3rlpy else [])
-    py = make_d3rlpy_venv(Path(args.d3rlpy_venv)) if args.d3rlpy else None
+    libs = args.libs.split(",") if args.libs else ["loomnb"] + (["d3rlpy"] if args.d3rlpy else [])
+    if not set(libs) <= {"loomnb", "d3rlpy"}: raise SystemExit(f"--libs: expected loomnb and/or d3rlpy, got {args.libs!r}")
+    py = make_d3rlpy_venv(Path(args.d3rlpy_venv)) if "d3rlpy" in libs else None
     rows, results = [], {}
     for kind in kinds:
         path = data / "pendulum" / f"{kind}-v0"

@@ -15,7 +15,10 @@ d3rlpy: --d3rlpy makes its own virtualenv (--d3rlpy-venv, default /tmp/loomnb_d3
 Every run is its own subprocess with one torch thread (peak RSS of that process; steps/s of the training calls only).
 Same hyperparameters on both sides where the libraries share them: batch 256, hidden (256, 256), gamma 0.99, the
 algorithm defaults of loomnb (TD3+BC alpha 2.5 with state normalisation; IQL expectile 0.7, temperature 3; CQL alpha 5,
-10 action samples; BC lr 1e-3).
+10 action samples; BC lr 1e-3). d3rlpy's IQL (expectile, temperature, max weight), CQL (alpha, action samples, learning
+rates) and every algorithm's reward scaler follow loomnb's config of the run, --override included: loomnb's
+`reward_scale` "returns_range" / "returns_range_length" is d3rlpy's ReturnBasedRewardScaler with multiplier 1000 / the
+mean episode length, a number its MultiplyRewardScaler.
 """
 import argparse, json, os, subprocess, sys, time, resource
 from pathlib import Path
@@ -62,11 +65,23 @@ def child_d3rlpy(algo, path, seed, steps, eval_episodes, hidden):
     common = dict(batch_size=256, gamma=0.99, actor_encoder_factory=enc, critic_encoder_factory=enc)
     lo = np.asarray(json.loads(meta["action_space"])["low"], np.float32); hi = np.asarray(json.loads(meta["action_space"])["high"], np.float32)
     scaler = d3rlpy.preprocessing.MinMaxActionScaler(minimum=lo, maximum=hi)
+    lc = json.loads(os.environ.get("LOOMNB_BENCH_CONFIG", "{}"))   # loomnb's config of this algorithm (defaults + --override)
+    rs = lc.get("reward_scale", 1.0)   # loomnb's reward_scale as d3rlpy's reward scaler (the same factor from the same episodes)
+    if rs == 1.0: rscale = {}
+    elif rs == "returns_range": rscale = dict(reward_scaler=d3rlpy.preprocessing.ReturnBasedRewardScaler(multiplier=1000.0))
+    elif rs == "returns_range_length":
+        rscale = dict(reward_scaler=d3rlpy.preprocessing.ReturnBasedRewardScaler(multiplier=float(np.mean([len(r) for r in cols["rewards"]]))))
+    else: rscale = dict(reward_scaler=d3rlpy.preprocessing.MultiplyRewardScaler(float(rs)))
+    common = {**common, **rscale}
     if algo == "bc": cfg = d3rlpy.algos.BCConfig(batch_size=256, learning_rate=1e-3, encoder_factory=enc, action_scaler=scaler)
     elif algo == "td3bc": cfg = d3rlpy.algos.TD3PlusBCConfig(alpha=2.5, observation_scaler=d3rlpy.preprocessing.StandardObservationScaler(), action_scaler=scaler, **common)
-    elif algo == "iql": cfg = d3rlpy.algos.IQLConfig(expectile=0.7, weight_temp=3.0, max_weight=100.0, action_scaler=scaler, **common)
-    elif algo == "cql": cfg = d3rlpy.algos.CQLConfig(conservative_weight=5.0, n_action_samples=10, actor_learning_rate=1e-4, critic_learning_rate=3e-4,
-                                                    temp_learning_rate=1e-4, initial_alpha=1.0, alpha_learning_rate=0.0, action_scaler=scaler, **common)  # fixed weight 5, as loomnb's default
+    elif algo == "iql": cfg = d3rlpy.algos.IQLConfig(expectile=lc.get("expectile", 0.7), weight_temp=lc.get("temperature", 3.0),
+                                                    max_weight=lc.get("max_weight", 100.0), action_scaler=scaler, **common)
+    elif algo == "cql":
+        alr = lc.get("actor_learning_rate", 1e-4)   # loomnb's: actor and temperature (critics: learning_rate); fixed weight cql_alpha
+        cfg = d3rlpy.algos.CQLConfig(conservative_weight=lc.get("cql_alpha", 5.0), n_action_samples=lc.get("cql_n_actions", 10), actor_learning_rate=alr,
+                                     critic_learning_rate=lc.get("learning_rate", 3e-4), temp_learning_rate=alr, initial_alpha=1.0,
+                                     alpha_learning_rate=0.0, action_scaler=scaler, **common)
     else: raise ValueError(algo)
     a = cfg.create(device="cpu:0")
     a.build_with_dataset(ds)
@@ -108,6 +123,15 @@ def run_loomnb(algo, path, seed, steps, ep, hidden, fast=True):
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+def loomnb_config(algo) -> dict:
+    "loomnb's config of `algo` with this run's --override fields (d3rlpy's IQL and reward scaler follow it)."
+    import importlib
+    from loomnb.train.learner import get_algorithm
+    importlib.import_module(f"loomnb.algos.{algo}")
+    over = {k.split(".", 1)[1]: json.loads(v) for k, v in (o.split("=", 1) for o in OVERRIDES) if k.split(".", 1)[0] == algo}
+    return get_algorithm(algo).config_cls.from_dict(over).to_dict()
+
+
 def make_d3rlpy_venv(venv: Path) -> Path:
     py = venv / "bin" / "python"
     if py.exists() and subprocess.run([str(py), "-c", "import d3rlpy, gymnasium, numpy, h5py; assert gymnasium.__version__ == '1.0.0'"], capture_output=True).returncode == 0:
@@ -132,7 +156,7 @@ def run_d3rlpy(py, algo, path, seed, steps, ep, hidden):
     import numpy as np
     from loomnb.buffers.datasets import load_dataset, normalized_score
     from loomnb.eval import evaluate
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONPATH": ""}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONPATH": "", "LOOMNB_BENCH_CONFIG": json.dumps(loomnb_config(algo))}
     p = subprocess.Popen([str(py), __file__, "--child", algo, "d3rlpy", str(path), str(seed), str(steps), str(ep), str(hidden)],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd="/tmp")
     while True:
@@ -227,6 +251,7 @@ def main():
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--override", action="append", default=[], help="loomnb config field of one algorithm, ALGO.FIELD=JSON (repeatable)")
     ap.add_argument("--d3rlpy", action="store_true")
+    ap.add_argument("--libs", default=None, help="libraries to run, loomnb,d3rlpy (default: loomnb, and d3rlpy with --d3rlpy)")
     ap.add_argument("--d3rlpy-venv", default="/tmp/loomnb_d3rlpy_venv")
     ap.add_argument("--out", default=str(HERE / "results" / "offline.json"))
     args = ap.parse_args()
@@ -245,8 +270,9 @@ def main():
         missing = tuple(k for k in kinds if not (data / "pendulum" / f"{k}-v0").exists())
         print("making datasets", missing, flush=True)
         generate_datasets("Pendulum-v1", data, seed=0, n_steps=10_000, kinds=missing)
-    libs = ["loomnb"] + (["d3rlpy"] if args.d3rlpy else [])
-    py = make_d3rlpy_venv(Path(args.d3rlpy_venv)) if args.d3rlpy else None
+    libs = args.libs.split(",") if args.libs else ["loomnb"] + (["d3rlpy"] if args.d3rlpy else [])
+    if not set(libs) <= {"loomnb", "d3rlpy"}: raise SystemExit(f"--libs: expected loomnb and/or d3rlpy, got {args.libs!r}")
+    py = make_d3rlpy_venv(Path(args.d3rlpy_venv)) if "d3rlpy" in libs else None
     rows, results = [], {}
     for kind in kinds:
         path = data / "pendulum" / f"{kind}-v0"

@@ -77,10 +77,17 @@ def online_actor(offline: OfflineAlgorithm, # A trained TD3BC or IQL
     return actor
 
 def online_critic(offline: OfflineAlgorithm) -> EnsembleQNetwork:
-    "The offline critics, on raw observations."
+    "The offline critics, on raw observations and in the env's reward units (the output layer divided by the reward scale)."
     if not isinstance(getattr(offline, "critic", None), EnsembleQNetwork):
         raise ValueError(f"`offline`: its critic is a {type(getattr(offline, 'critic', None)).__name__}, not an EnsembleQNetwork")
-    return fold_ensemble(offline.critic, offline.obs_mean.cpu(), offline.obs_std.cpu())
+    c, rs = offline.reward_scale, offline.config.reward_scale
+    if c is None:
+        if isinstance(rs, str): raise ValueError(f"`offline`: its reward_scale={rs!r} was computed from a dataset it no longer has; load it with `dataset=`")
+        c = float(rs)
+    out = fold_ensemble(offline.critic, offline.obs_mean.cpu(), offline.obs_std.cpu())
+    if c != 1.0:   # Q of rewards c r is c times Q of r (the Bellman targets are linear in r)
+        with torch.no_grad(): out.weights[-1].div_(c); out.biases[-1].div_(c)
+    return out
 
 # %% ../../nbs/45e_algos.finetune.ipynb #c012
 FINETUNE_DEFAULT = {"td3bc": "td3", "iql": "sac"}   # the online algorithm each offline one continues as

@@ -32,6 +32,7 @@ class IQLConfig(OfflineConfig):
     n_critics: int = 2               # Critics (min over them)
     log_std_min: float = -5.0        # Clamp of the policy's log-std
     log_std_max: float = 2.0
+    reward_scale: float | str = "returns_range_length"  # c of the rewards c r: L / (max - min) of the dataset's episode returns (see above)
 
     def validate(self):
         super().validate()

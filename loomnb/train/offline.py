@@ -19,10 +19,12 @@ from ..buffers.offline import OfflineDatasetBuffer
 from ..buffers.datasets import load_dataset, check_env_matches, space_from_json, space_to_json
 
 # %% auto #0
-__all__ = ['spaces_Discrete', 'OFFLINE_FORMAT', 'OfflineConfig', 'open_dataset', 'OfflineData', 'gradient_phase', 'OfflineLoop',
-           'OfflineCheckpoints', 'OfflineAlgorithm']
+__all__ = ['REWARD_SCALES', 'spaces_Discrete', 'OFFLINE_FORMAT', 'OfflineConfig', 'reward_scale_of', 'open_dataset',
+           'OfflineData', 'gradient_phase', 'OfflineLoop', 'OfflineCheckpoints', 'OfflineAlgorithm']
 
 # %% ../../nbs/39b_train.offline.ipynb #c005
+REWARD_SCALES = ("returns_range", "returns_range_length")   # the named `reward_scale`s (a number is used as it is)
+
 @dataclass
 class OfflineConfig(Config):
     "Fields shared by the offline algorithms."
@@ -32,6 +34,7 @@ class OfflineConfig(Config):
     hidden: int | list[int] = 256    # Hidden sizes of the networks (int: two layers of that width)
     normalize_states: bool = False   # Standardise observations with the dataset mean/std (kept in checkpoints)
     gradient_steps: int = 1000       # Gradient steps per `Trainer` iteration (callbacks and loggers fire in between)
+    reward_scale: float | str = 1.0  # Multiplier of the rewards, or one computed from the dataset's episode returns (see `reward_scale_of`)
 
     def validate(self):
         for k in ("batch_size", "gradient_steps"): self.check_range(k, 1)
@@ -41,10 +44,25 @@ class OfflineConfig(Config):
         if not h or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1 for x in h):
             self._fail("hidden", self.hidden, "a positive int or a list of positive ints")
         if isinstance(self.hidden, tuple): self.hidden = list(self.hidden)
+        if isinstance(self.reward_scale, str): self.check_choice("reward_scale", REWARD_SCALES)
+        else: self.check_range("reward_scale", 0, None, lo_open=True)
 
     def hidden_sizes(self) -> int | tuple:
         "`hidden` as the nets take it."
         return self.hidden if isinstance(self.hidden, int) else tuple(self.hidden)
+
+# %% ../../nbs/39b_train.offline.ipynb #19a8c1f8
+def reward_scale_of(reward_scale: float | str, # `OfflineConfig.reward_scale`
+                    dataset, # An OfflineDatasetBuffer (its finished episodes)
+                   ) -> float:
+    "The factor c the rewards are multiplied by: the number itself, 1000 / (max R - min R) or mean length / (max R - min R)."
+    if not isinstance(reward_scale, str): return float(reward_scale)
+    R, b = dataset.episode_returns(), dataset.episode_bounds()[:len(dataset.episode_ends)]
+    if len(R) < 2 or not R.max() > R.min():
+        raise ValueError(f"`reward_scale`={reward_scale!r} needs two finished episodes with different returns, "
+                         f"the dataset has {len(R)} finished episode(s) with returns {np.round(R, 3).tolist()[:5]} (a number, e.g. 1.0, needs none)")
+    top = 1000.0 if reward_scale == "returns_range" else float((b[:, 1] - b[:, 0]).mean())
+    return top / float(R.max() - R.min())
 
 # %% ../../nbs/39b_train.offline.ipynb #c008
 def _resolve(cls, config, overrides):
@@ -67,11 +85,11 @@ spaces_Discrete = spaces.Discrete
 class OfflineData:
     "Mixin of `OfflineAlgorithm`: the dataset as device tensors, and minibatch draws."
     def _load_data(self):
-        "Dataset arrays -> device tensors (normalised actions, float terminations), and the observation statistics."
+        "Dataset arrays -> device tensors (normalised actions, rewards times `reward_scale_of`, float terminations), and the observation statistics."
         c, dev, ds = self.config, self.device, self.dataset
         d = self.obs_dim
         self.obs_mean, self.obs_std = torch.zeros(d, device=dev), torch.ones(d, device=dev)
-        self.data = None
+        self.data, self.reward_scale = None, None
         if ds is None: return
         n = ds.size
         a = np.asarray(ds.actions[:n])
@@ -94,7 +112,9 @@ class OfflineData:
             self.obs_mean = torch.as_tensor(ds.obs_mean.reshape(-1), device=dev)
             self.obs_std = torch.as_tensor(ds.obs_std.reshape(-1), device=dev)
             obs, nxt = (obs - self.obs_mean) / self.obs_std, (nxt - self.obs_mean) / self.obs_std
-        self.data = dict(obs=obs, actions=act, rewards=torch.as_tensor(ds.rewards[:n], dtype=torch.float32, device=dev),
+        self.reward_scale = reward_scale_of(c.reward_scale, ds)
+        r = torch.as_tensor(ds.rewards[:n], dtype=torch.float32, device=dev)
+        self.data = dict(obs=obs, actions=act, rewards=r if self.reward_scale == 1.0 else r * self.reward_scale,
                          next_obs=nxt, terminated=torch.as_tensor(ds.terminated[:n], dtype=torch.float32, device=dev))
 
     def _sample(self, batch_size: int) -> TorchBatch:
@@ -156,7 +176,7 @@ class OfflineCheckpoints:
         return {"nets": {k: m.state_dict() for k, m in self._nets().items()},
                 "optims": {k: o.state_dict() for k, o in self._optims().items()},
                 "extra": self._extra_state(), "obs_mean": self.obs_mean.cpu(), "obs_std": self.obs_std.cpu(),
-                "gen": self.gen.get_state(), "n_updates": self.n_updates}
+                "gen": self.gen.get_state(), "n_updates": self.n_updates, "reward_scale": self.reward_scale}
 
     def load_state_dict(self, d: dict):
         for k, m in self._nets().items(): m.load_state_dict(d["nets"][k])
@@ -165,6 +185,7 @@ class OfflineCheckpoints:
         self.obs_mean = torch.as_tensor(d["obs_mean"], device=self.device); self.obs_std = torch.as_tensor(d["obs_std"], device=self.device)
         self.gen.set_state(torch.as_tensor(d["gen"]) if not isinstance(d["gen"], torch.Tensor) else d["gen"])
         self.n_updates = int(d.get("n_updates", 0))
+        if d.get("reward_scale") is not None: self.reward_scale = float(d["reward_scale"])   # (known without the dataset)
         if self.data is not None and self.config.normalize_states and self.dataset is not None: self._load_data()
 
     def save(self, path) -> Path:

@@ -40,11 +40,9 @@ def combine_critics(q: torch.Tensor, # [J, B] critic values
                    ) -> torch.Tensor: # [B] Q_kappa
     "Weighted mean minus `pessimism` weighted standard deviations over the critics; the weights carry no gradient."
     if weights == "uniform": a = torch.full_like(q, 1.0 / q.shape[0])
-    elif weights == "disagreement":
-        with torch.no_grad(): a = disagreement_weights(q.detach().T).T
+    elif weights == "disagreement": a = disagreement_weights(q.detach().T).T   # a softmax over j: sums to 1 already
     else: raise ValueError(f"combine_critics: `weights`={weights!r} is invalid: expected one of {CRITIC_WEIGHTS}")
-    a = a / a.sum(0, keepdim=True)
-    m = (a * q).sum(0)
+    m = (a * q).sum(0)                                 # Z = 1
     if pessimism == 0: return m
     sd = ((a * (q - m).square()).sum(0) + 1e-12).sqrt()
     return m - pessimism * sd

@@ -28,17 +28,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 VENV = os.path.join(HERE, ".venv-trl")
 sys.path.insert(0, os.path.dirname(HERE)); sys.path.insert(0, HERE)
 import bench_llm as B
+from peer_venv import peer_python
 from loomnb.llm.model import CausalLM, CharTokenizer
 from loomnb.llm.dpo import math_preference_pairs
 
 def trl_python() -> str:
-    "The TRL venv's python, made on first use: python -m venv, then torch 2.13.0 (the CPU wheel pip finds here), trl, transformers."
-    py = os.path.join(VENV, "bin", "python")
-    if not os.path.exists(py):
-        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-        subprocess.run([py, "-m", "pip", "install", "-q", "torch==2.13.0"], check=True)
-        subprocess.run([py, "-m", "pip", "install", "-q", "trl", "transformers", "datasets"], check=True)
-    return py
+    "The TRL venv's python, made on first use: torch 2.13.0 (the CPU wheel pip finds here), then trl, transformers."
+    return peer_python(VENV, ["torch==2.13.0"], ["trl", "transformers", "datasets"])
 
 def run_trl(job: dict) -> dict:
     with tempfile.TemporaryDirectory() as d:

@@ -25,6 +25,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from peer_venv import peer_python
 
 
 def child_loomnb(algo, path, seed, steps, eval_episodes, hidden):
@@ -132,24 +134,14 @@ def loomnb_config(algo) -> dict:
     return get_algorithm(algo).config_cls.from_dict(over).to_dict()
 
 
+D3RLPY_PINS = ["d3rlpy==2.8.1", "gymnasium==1.0.0", "gym>=0.26", "gym-notices", "structlog", "colorama", "dataclasses-json",
+               "marshmallow", "typing-inspect", "mypy-extensions", "scikit-learn", "joblib", "threadpoolctl", "narwhals"]
+
+
 def make_d3rlpy_venv(venv: Path) -> Path:
-    py = venv / "bin" / "python"
-    if py.exists() and subprocess.run([str(py), "-c", "import d3rlpy, gymnasium, numpy, h5py; assert gymnasium.__version__ == '1.0.0'"], capture_output=True).returncode == 0:
-        return py
-    if py.exists():   # made before (d3rlpy installed) but the shared packages are not visible: rewrite the .pth below
-        site = subprocess.run([str(py), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True, text=True, check=True).stdout.strip()
-        shared = [p for p in sys.path if p.rstrip("/").endswith("site-packages")]
-        Path(site, "zz_loomnb_shared.pth").write_text("".join(p + "\n" for p in shared))
-        return py
-    base = getattr(sys, "_base_executable", sys.executable)
-    subprocess.run([base, "-m", "venv", str(venv)], check=True)
-    pkgs = ["d3rlpy==2.8.1", "gymnasium==1.0.0", "gym>=0.26", "gym-notices", "structlog", "colorama", "dataclasses-json",
-            "marshmallow", "typing-inspect", "mypy-extensions", "scikit-learn", "joblib", "threadpoolctl", "narwhals"]
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", *pkgs], check=True)
-    site = subprocess.run([str(py), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True, text=True, check=True).stdout.strip()
-    shared = [p for p in sys.path if p.rstrip("/").endswith("site-packages")]   # this interpreter's (a venv layered on another: all of them)
-    Path(site, "zz_loomnb_shared.pth").write_text("".join(p + "\n" for p in shared))   # torch, numpy, h5py... after the venv's own
-    return py
+    "d3rlpy and the gymnasium it pins, no-deps; torch, numpy, h5py... read from this interpreter's site-packages."
+    return Path(peer_python(venv, D3RLPY_PINS, share_site=True,
+                            ready="import d3rlpy, gymnasium, numpy, h5py; assert gymnasium.__version__ == '1.0.0'"))
 
 
 def run_d3rlpy(py, algo, path, seed, steps, ep, hidden):

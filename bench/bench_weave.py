@@ -114,12 +114,9 @@ PEER_WEIGHTS = {"convex": np.round(np.linspace(0, 1, 11), 2).tolist(), "concave"
 
 def morl_python(venv: str) -> str:
     "The morl-baselines venv's python, made on first use (torch==2.13.0 first: the CPU wheel here, then morl-baselines)."
-    py = os.path.join(venv, "bin", "python")
-    if not os.path.exists(py):
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        subprocess.run([py, "-m", "pip", "install", "-q", "torch==2.13.0"], check=True)
-        subprocess.run([py, "-m", "pip", "install", "-q", "morl-baselines==1.3.0"], check=True)
-    return py
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from peer_venv import peer_python
+    return peer_python(venv, ["torch==2.13.0"], ["morl-baselines==1.3.0"])
 
 
 def run_peer(job: dict, venv: str) -> dict:

@@ -1,7 +1,7 @@
 """Benchmark WEAVE on Deep Sea Treasure: hypervolume of the greedy policies trained for several preference vectors.
 
 Usage:  python bench/bench_weave.py [--seeds 3] [--steps 60000] [--cheb-steps 100000] [--workers 2] [--summarise] [--only convex,concave,chebyshev,ablation]
-        [--out bench/results/weave_raw.json]
+        [--out bench/results/weave_raw.json] [--first-seed 0] [--resume] [--explore C --explore-end 0.5]
 Setting: MO-Gymnasium's Deep Sea Treasure maps (native loomnb.envs.mo.DeepSeaTreasureVecEnv, equal step for step to
 MO-Gymnasium's), 100-step limit, reward vector (treasure, time). Points are the discounted vector returns of one greedy
 episode, gamma = 0.99; hypervolume against the reference point (0, -50) (loomnb.eval.mo.hypervolume). One WEAVE run
@@ -10,6 +10,9 @@ per preference vector and seed; per seed, the hypervolume of the set of points i
   concave  linear beta = (w, 1 - w), w in 0, 0.25, ..., 1      target >= 0.98 * 3391.57 (the best any linear weighting reaches)
   chebyshev concave, u(G) = -max_h beta_h |z_h - G_h|, z = (130, 0), beta = (b, 1 - b), b in 0, .05, .1, .15, .2, .3, .5, 1
            target > 3391.57 (only a non-linear method can) and never above 3688.38 (the full front)
+  --explore C: the linear groups train on VisitBonus(DST) (a third component c / sqrt(visits of s'), loomnb.envs.mo)
+           with beta = (w, 1 - w, C) annealed linearly to (w, 1 - w, 0) by --explore-end of the run; points are scored
+           on (treasure, time) only
   ablation convex beta = (0.3, 0.7), 20k steps: linear utility of the greedy return for K=1, J=1, no gating, critic weights
 Pendulum: python bench/bench_weave.py --pendulum weave_sac,sac [--pendulum-seeds 0,1,2,3,4] [--budgets 5000,10000,20000]
         [--pendulum-out bench/results/weave_pendulum.json]
@@ -39,18 +42,21 @@ def run_one(job):
     torch.set_num_threads(1)
     from loomnb.train.learner import Trainer
     from loomnb.algos.weave import WEAVEConfig, vector_returns
-    from loomnb.envs.mo import DeepSeaTreasureVecEnv
+    from loomnb.envs.mo import DeepSeaTreasureVecEnv, VisitBonus
     t0 = time.perf_counter()
-    cfg = WEAVEConfig(**{**BASE, **job["config"]})
-    tr = Trainer("weave", env=DeepSeaTreasureVecEnv(BASE["n_envs"], map=job["map"]), config=cfg, seed=job["seed"])
+    cfg, c = dict(job["config"]), job.get("explore")
+    if c:   # a visit-count bonus as a third component, its weight annealed linearly to 0 by explore_end of the run
+        b = tuple(cfg["beta"]); cfg.update(beta=b + (c,), beta_mode="schedule", beta_final=b + (0.0,), schedule_end=job["explore_end"])
+    make = lambda n: VisitBonus(DeepSeaTreasureVecEnv(n, map=job["map"])) if c else DeepSeaTreasureVecEnv(n, map=job["map"])
+    tr = Trainer("weave", env=make(BASE["n_envs"]), config=WEAVEConfig(**{**BASE, **cfg}), seed=job["seed"])
     tr.train(job["steps"])
-    g = vector_returns(tr.algo, DeepSeaTreasureVecEnv(1, map=job["map"]))[0]
+    g = vector_returns(tr.algo, make(1))[0][:2]   # (treasure, time); the bonus component is not scored
     return {**job, "point": g.tolist(), "seconds": time.perf_counter() - t0}
 
 
 def jobs(args):
     out = []
-    for s in range(args.seeds):
+    for s in range(args.first_seed, args.first_seed + args.seeds):
         if "convex" in args.only:
             out += [dict(group="convex", map="convex", seed=s, steps=args.steps, w=w, config=dict(beta=(w, 1 - w), ent_coef=0.1))
                     for w in np.round(np.linspace(0, 1, 11), 2).tolist()]
@@ -66,6 +72,9 @@ def jobs(args):
                              "no gating": dict(gating=False), "disagreement": dict(critic_weights="disagreement"),
                              "mean": dict(critic_weights="mean")}.items():
                 out.append(dict(group="ablation", map="convex", seed=s, steps=20_000, w=name, config=dict(beta=(0.3, 0.7), ent_coef=0.05, **kw)))
+    if args.explore:
+        for j in out:
+            if j["group"] in ("convex", "concave"): j.update(explore=args.explore, explore_end=args.explore_end)
     return out
 
 
@@ -217,7 +226,10 @@ if __name__ == "__main__":
     p.add_argument("--peer-seeds", type=int, default=5); p.add_argument("--peer-maps", default="convex,concave")
     p.add_argument("--peer-steps", default="pql=60000,envelope=20000"); p.add_argument("--peer-out", default="bench/results/weave_peers.json")
     p.add_argument("--morl-venv", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".venv-morl"))
-    p.add_argument("--resume", action="store_true", help="with --peer / --pendulum: keep the runs already in the output file")
+    p.add_argument("--resume", action="store_true", help="keep the runs already in the output file (--out, --peer-out or --pendulum-out)")
+    p.add_argument("--first-seed", type=int, default=0, help="DST seeds first-seed .. first-seed + seeds - 1 (selection of settings: 100)")
+    p.add_argument("--explore", type=float, default=0.0, help="linear groups: weight c of a VisitBonus component (c / sqrt(visits)), annealed to 0")
+    p.add_argument("--explore-end", type=float, default=0.5, help="share of the run at which the bonus weight reaches 0")
     p.add_argument("--pendulum", default=None, help=f"run Pendulum-v1 variants instead: {', '.join(PENDULUM)} (comma-separated)")
     p.add_argument("--pendulum-seeds", default="0,1,2,3,4"); p.add_argument("--budgets", default="5000,10000,20000")
     p.add_argument("--pendulum-out", default="bench/results/weave_pendulum.json")
@@ -234,15 +246,16 @@ if __name__ == "__main__":
     if args.summarise:
         print(summarise(json.load(open(args.out)))); raise SystemExit
     J = jobs(args); t0 = time.time()
+    res = json.load(open(args.out)) if args.resume and os.path.exists(args.out) else []
+    key = lambda j: (j["group"], j["map"], j["seed"], j["w"], j["steps"], j.get("explore"), j.get("explore_end"))
+    J = [j for j in J if key(j) not in {key(r) for r in res}]
     if args.workers > 1:
         import multiprocessing as mp
-        res = []
         with mp.get_context("spawn").Pool(args.workers) as pool:
             for r in pool.imap_unordered(run_one, J):
                 res.append(r); json.dump(res, open(args.out, "w"), indent=1)   # partial results survive an interruption
                 print(r["group"], r["seed"], r["w"], np.round(r["point"], 2), f"{r['seconds']:.0f}s", flush=True)
     else:
-        res = []
         for j in J:
             r = run_one(j); res.append(r); json.dump(res, open(args.out, "w"), indent=1); print(r["group"], r["seed"], r["w"], np.round(r["point"], 2), f"{r['seconds']:.0f}s", flush=True)
     json.dump(res, open(args.out, "w"), indent=1)

@@ -50,6 +50,7 @@ class WEAVEConfig(Config):
     beta: tuple | list | None = None   # Reward weights, one per component (None: all ones)
     beta_mode: str = "fixed"           # "fixed", "schedule", "preference" or "dual"
     beta_final: tuple | list | None = None   # End weights of "schedule"
+    schedule_end: float = 1.0          # "schedule": share of training at which beta reaches beta_final
     preferences: tuple | list | None = None  # "preference": list of weight vectors to draw from (None: Dirichlet(1))
     scalarization: str = "linear"      # "linear" or "chebyshev"
     utopia: tuple | list | None = None # Chebyshev utopia point z (one value per component), required for "chebyshev"
@@ -62,6 +63,7 @@ class WEAVEConfig(Config):
         for k in ("n_envs", "n_steps", "n_epochs", "batch_size", "n_components", "n_critics", "hidden"): self.check_range(k, 1)
         for k in ("learning_rate", "clip_eps", "max_grad_norm", "return_scale", "obs_scale", "dual_lr"): self.check_range(k, 0, None, lo_open=True)
         for k in ("vf_coef", "ent_coef"): self.check_range(k, 0)
+        self.check_range("schedule_end", 0, 1, lo_open=True)
         for k in ("gamma", "gae_lambda", "mo_gamma"): self.check_range(k, 0, 1)
         self.check_choice("critic_weights", ("learned", "disagreement", "mean"))
         self.check_choice("beta_mode", ("fixed", "schedule", "preference", "dual"))
@@ -305,7 +307,7 @@ class WEAVE(OnPolicyAlgorithm):
     def collect(self, state: TrainState, on_step=None) -> dict:
         c, w = self.config, self.env
         if c.beta_mode == "schedule" and w.fixed is None:
-            f = min(1.0, state.global_step / max(1, getattr(state, "total_timesteps", 0) or 1))
+            f = min(1.0, state.global_step / (c.schedule_end * max(1, getattr(state, "total_timesteps", 0) or 1)))
             w.B[:] = (1 - f) * w.beta0 + f * np.asarray(c.beta_final, np.float64)
         w.done_vec = []
         m = super().collect(state, on_step)

@@ -16,7 +16,7 @@ from .wrappers import VecEnvWrapper
 # %% auto #0
 __all__ = ['DST_MAPS', 'reward_names', 'reward_vector', 'check_weights', 'scalarize', 'dst_pareto_front', 'dst_step_kernel',
            'dst_reset_kernel', 'DeepSeaTreasureVecEnv', 'MOGymnasiumVecEnv', 'compare_with_mo_gymnasium',
-           'MultiObjectiveReward']
+           'MultiObjectiveReward', 'VisitBonus']
 
 # %% ../../nbs/33a_envs.mo.ipynb #v005
 def reward_names(env) -> tuple[str, ...] | None:
@@ -278,3 +278,44 @@ class MultiObjectiveReward(VecEnvWrapper):
         if self.weights is not None: rew = (vec @ self.weights.astype(np.float32)).astype(np.float32)
         self._obs = obs
         return obs, rew, te, tr, info
+
+# %% ../../nbs/33a_envs.mo.ipynb #v028
+class VisitBonus(VecEnvWrapper):
+    "Appends an exploration component `name` = scale / sqrt(n(s')) to a multi-objective env's reward vector; n counts visits of the rounded next observation."
+    def __init__(self, env: VecEnv, # Multi-objective env to wrap (has `reward_names`)
+                 scale: float=1.0, # c: the bonus of a first visit
+                 resolution: float=1.0, # Cell size: observations are counted as round(obs / resolution)
+                 name: str="explore"): # Name of the new component
+        super().__init__(env)
+        names = reward_names(env)
+        if names is None: raise ValueError(f"VisitBonus: `env`={env!r} has no reward_names: expected a multi-objective env (wrap a scalar env in MultiObjectiveReward first)")
+        for k, v in (("scale", scale), ("resolution", resolution)):
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not np.isfinite(v) or v <= 0:
+                raise ValueError(f"VisitBonus: `{k}`={v!r} is invalid: expected a finite number > 0")
+        if not isinstance(name, str) or name in names: raise ValueError(f"VisitBonus: `name`={name!r} is invalid: expected a new component name (the env has {names})")
+        self.reward_names, self.scale, self.resolution = names + (name,), float(scale), float(resolution)
+        self.counts: dict[bytes, int] = {}
+
+    def bonus(self, next_obs: np.ndarray) -> np.ndarray:
+        "Count every row of `next_obs` [N, ...] (this step's visits first), then scale / sqrt(count) per row."
+        keys = np.round(np.asarray(next_obs, np.float64).reshape(len(next_obs), -1) / self.resolution).astype(np.int64)
+        rows = [k.tobytes() for k in keys]
+        for k in rows: self.counts[k] = self.counts.get(k, 0) + 1
+        return (self.scale / np.sqrt([self.counts[k] for k in rows])).astype(np.float32)
+
+    def step(self, actions):
+        obs, rew, te, tr, info = self.env.step(actions)
+        vec = reward_vector(info, self.env)
+        info = dict(info); info["reward_vector"] = np.concatenate([vec, self.bonus(info.get("final_obs", obs))[:, None]], 1)
+        return obs, rew, te, tr, info
+
+    def get_state(self) -> dict:
+        ks = list(self.counts)
+        d = len(ks[0]) // 8 if ks else 0
+        keys = np.frombuffer(b"".join(ks), np.int64).reshape(len(ks), d) if ks else np.zeros((0, 0), np.int64)
+        return {**self.env.get_state(), "visit_keys": keys, "visit_counts": np.array([self.counts[k] for k in ks], np.int64)}
+
+    def set_state(self, d: dict):
+        d = dict(d); keys, counts = np.asarray(d.pop("visit_keys"), np.int64), np.asarray(d.pop("visit_counts"), np.int64)
+        self.env.set_state(d); self.counts = {k.tobytes(): int(c) for k, c in zip(keys, counts)}
+

@@ -1,0 +1,48 @@
+"""Which Deep Sea Treasure treasures one linear WEAVE run reaches during training, per tenth of its budget.
+
+    python bench/weave_dst_trace.py --w 0.25 --seed 100 --explore 3 --explore-end 0.5      # concave map, 60k steps
+
+The settings of bench_weave.py's linear concave group (BASE, entropy 0.3), optionally with the VisitBonus component
+(--explore C: weight C annealed linearly to 0 by --explore-end of the run). Prints, per tenth of training, how often each
+treasure value ended an episode, then the greedy policy's discounted (treasure, time) return.
+"""
+import argparse, os, sys
+from collections import Counter
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_weave as B
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--w", type=float, default=0.25); p.add_argument("--seed", type=int, default=100)
+    p.add_argument("--map", default="concave"); p.add_argument("--steps", type=int, default=60_000)
+    p.add_argument("--ent", type=float, default=0.3)
+    p.add_argument("--explore", type=float, default=0.0); p.add_argument("--explore-end", type=float, default=0.5)
+    a = p.parse_args()
+    import torch; torch.set_num_threads(1)
+    from loomnb.train.learner import Trainer
+    from loomnb.algos.weave import WEAVEConfig, vector_returns
+    from loomnb.envs.mo import DeepSeaTreasureVecEnv, VisitBonus
+    from loomnb.envs.wrappers import VecEnvWrapper
+    hits, t = {}, [0]
+
+    class Trace(VecEnvWrapper):   # counts the treasure that ends each episode
+        def step(self, actions):
+            o, r, te, tr, info = self.env.step(actions); t[0] += self.num_envs
+            for x in info["reward_vector"][te, 0]: hits.setdefault(min(9, t[0] * 10 // a.steps), Counter())[round(float(x), 1)] += 1
+            return o, r, te, tr, info
+
+    b = (a.w, 1 - a.w)
+    make = lambda n: VisitBonus(DeepSeaTreasureVecEnv(n, map=a.map)) if a.explore else DeepSeaTreasureVecEnv(n, map=a.map)
+    kw = dict(beta=b + (a.explore,), beta_mode="schedule", beta_final=b + (0.0,), schedule_end=a.explore_end) if a.explore else dict(beta=b)
+    tr = Trainer("weave", env=Trace(make(B.BASE["n_envs"])), config=WEAVEConfig(**{**B.BASE, "ent_coef": a.ent, **kw}), seed=a.seed)
+    tr.train(a.steps)
+    print("| tenth of training | episodes ending at each treasure (value: count) |\n|---|---|")
+    for k in sorted(hits): print(f"| {k} | {', '.join(f'{v:g}: {n}' for v, n in sorted(hits[k].items()))} |")
+    print("greedy point", np.round(vector_returns(tr.algo, make(1))[0][:2], 2).tolist())
+
+
+if __name__ == "__main__":
+    main()

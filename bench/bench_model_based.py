@@ -13,6 +13,14 @@ Two parts (each its own command, run one at a time, under `nice`):
   `ts_rollout`. Two PETS runs of the same seed train ``--plan-steps`` env steps, one with the fast paths on and one
   with them off (wall time and planning time per 1k env steps); then the planner of the fast run is timed on its last
   observation with the fast paths on and off, interleaved (ms of planning per env step).
+* ``--part planner``: a cheap probe of planner settings with the model held fixed. For each seed, one PETS run (the
+  ``--pets`` settings) trains ``--fit-steps`` env steps (its checkpoint is kept in ``--ckpt-dir`` and reused); then
+  each setting of ``--settings`` (``;``-separated, each ``key=value,key=value`` of `PETSConfig`'s planner fields,
+  ``base`` for none) plays ``--probe-episodes`` deterministic episodes from the same starts (seed 20_000 + s), the
+  warm start cleared and the planner's generator reseeded before each. Records the returns and the planning ms per
+  env step (the batched evaluation's, per observation, and ``--plan-reps`` single-observation plans). With
+  ``--probe-episodes 0`` it only times: ``--plan-reps`` rounds of one single-observation plan of each setting,
+  interleaved (so that the machine's load changes touch every setting alike).
 * ``--part returns``: sample efficiency. For each seed, one PETS and one SAC run (rl-zoo3's SAC setting for Pendulum,
   lr 1e-3, the other SB3 defaults) are trained to each budget of ``--budgets`` in turn (the same run continues), and
   at each budget scored by a deterministic evaluation of 5 episodes on a fresh env (seed 10_000 + s). Records wall
@@ -25,6 +33,7 @@ Usage:
     nice -n 5 python bench/bench_model_based.py --part prediction --seeds 3
     nice -n 5 python bench/bench_model_based.py --part returns --seeds 3 --budgets 5000,10000
     nice -n 5 python bench/bench_model_based.py --part planning --pets horizon=25
+    nice -n 5 python bench/bench_model_based.py --part planner --seeds 3 --first-seed 100 --fit-steps 2000 --pets horizon=25 --settings 'base;horizon=40'
     python bench/bench_model_based.py --summary bench/results/model_based_returns.json [more.json ...]
 """
 from __future__ import annotations
@@ -159,6 +168,80 @@ def returns_part(seeds, budgets, out_path, algos):
     return rows
 
 
+def _kv(text: str) -> dict:
+    "'horizon=35,cem_alpha=0.2,cem_return=best' -> {'horizon': 35, 'cem_alpha': 0.2, 'cem_return': 'best'} ('base' or '' -> {})."
+    out = {}
+    for kv in filter(None, ("" if text.strip() == "base" else text).split(",")):
+        k, v = kv.split("=", 1)
+        try: out[k.strip()] = int(v)
+        except ValueError:
+            try: out[k.strip()] = float(v)
+            except ValueError: out[k.strip()] = v.strip()
+    return out
+
+
+def planner_part(seeds, fit_steps, settings, n_episodes, reps, ckpt_dir, out_path):
+    "Planner settings scored on fixed starts with the model (and the buffer) of one PETS run per seed held fixed."
+    from loomnb.envs.registry import make
+    from loomnb.eval import evaluate
+    from loomnb.train.learner import Trainer
+    rows = []
+    for s in seeds:
+        ck = os.path.join(ckpt_dir, f"pets_s{s}_{fit_steps}_" + "_".join(f"{k}{v}" for k, v in sorted(ALGOS["pets"].items())) + ".pt")
+        if os.path.exists(ck): t = Trainer.from_checkpoint(ck)
+        else:
+            t = make_trainer("pets", s); t0 = time.perf_counter(); t.train(fit_steps, progress=False)
+            print(f"seed {s}: trained {fit_steps} steps in {time.perf_counter() - t0:.0f} s", flush=True)
+            os.makedirs(ckpt_dir, exist_ok=True); t.save(ck)
+        algo = t.algo; base = {k: getattr(algo.config, k) for k in ("horizon", "population", "elites", "cem_iterations", "cem_alpha", "init_std", "particles", "cem_return")}
+        b = algo.buffer; obs1 = np.asarray(b.next_obs[len(b) - 1], np.float32).reshape(1, -1)
+        if n_episodes == 0:   # timing only: `reps` rounds of one single-observation plan of each setting, interleaved
+            ms = {text: [] for text in settings}
+            for _ in range(reps):
+                for text in settings:
+                    for k, v in {**base, **_kv(text)}.items(): setattr(algo.config, k, v)
+                    algo.warm = {}; t1 = time.perf_counter(); algo.plan(obs1, "bench"); ms[text].append(1000 * (time.perf_counter() - t1))
+            for text in settings:
+                row = {"seed": s, "fit_steps": fit_steps, "setting": text, "config": {**base, **_kv(text)}, "plan_ms_interleaved_median": float(np.median(ms[text])),
+                       "plan_ms_all": ms[text], "load": os.getloadavg()[0]}
+                rows.append(row); print(f"| {text} | {row['plan_ms_interleaved_median']:.1f} |", flush=True)
+            for k, v in base.items(): setattr(algo.config, k, v)
+            if out_path:
+                with open(out_path, "w") as f: json.dump(rows, f, indent=1)
+            continue
+        for text in settings:
+            st = {**base, **_kv(text)}
+            for k, v in st.items(): setattr(algo.config, k, v)
+            algo.config.validate()
+            algo.warm = {}; algo.gen.manual_seed(s)
+            env = make("Pendulum-v1", num_envs=n_episodes, seed=20_000 + s)
+            p0, t0 = algo.timers["planning"], time.perf_counter()
+            ev = evaluate(t, env, n_episodes=n_episodes, seed=20_000 + s)
+            wall = time.perf_counter() - t0; plan = algo.timers["planning"] - p0; env.close()
+            ms1 = []
+            for _ in range(reps):
+                t1 = time.perf_counter(); algo.plan(obs1, "bench"); ms1.append(1000 * (time.perf_counter() - t1))
+            row = {"seed": s, "fit_steps": fit_steps, "setting": text, "config": st, "return": float(np.mean(ev.returns)),
+                   "eval_returns": [float(r) for r in ev.returns], "eval_wall_s": wall,
+                   "plan_ms_per_obs_batched": 1000 * plan / (200 * n_episodes), "plan_ms_single_median": float(np.median(ms1)),
+                   "load": os.getloadavg()[0]}
+            rows.append(row); print(json.dumps(row), flush=True)
+            if out_path:
+                with open(out_path, "w") as f: json.dump(rows, f, indent=1)
+        for k, v in base.items(): setattr(algo.config, k, v)
+    if n_episodes == 0: return rows
+    print("| setting | seeds | mean return | per seed | episodes < -200 | plan ms per env step (single obs) | batched ms per obs |")
+    print("|---|---|---|---|---|---|---|")
+    for text in settings:
+        w = [r for r in rows if r["setting"] == text]
+        ep = [e for r in w for e in r["eval_returns"]]
+        per = ", ".join(f"{r['return']:.0f}" for r in w)
+        print(f"| {text} | {len(w)} | {np.mean([r['return'] for r in w]):.0f} | {per} | "
+              f"{sum(e < -200 for e in ep)}/{len(ep)} | {np.mean([r['plan_ms_single_median'] for r in w]):.1f} | "
+              f"{np.mean([r['plan_ms_per_obs_batched'] for r in w]):.1f} |")
+    return rows
+
+
 def planning_part(seed: int, steps: int, reps: int, out_path: str | None) -> dict:
     "Fast vs plain planning: two training runs of `steps` env steps, then `reps` interleaved plans of each on one obs."
     from loomnb.fast import fast_paths
@@ -218,22 +301,25 @@ def summary(rows):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--part", choices=["prediction", "returns", "planning"])
+    p.add_argument("--part", choices=["prediction", "returns", "planning", "planner"])
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
     p.add_argument("--budgets", default="5000,10000")
     p.add_argument("--algos", default="pets,sac", help=f"comma-separated, of {', '.join(ALGOS)}")
-    p.add_argument("--pets", action="append", default=[], metavar="KEY=INT", help="PETS config override (repeatable), e.g. horizon=25")
+    p.add_argument("--pets", action="append", default=[], metavar="KEY=VALUE", help="PETS config override (repeatable), e.g. horizon=25 or cem_alpha=0.2")
     p.add_argument("--fit-steps", type=int, default=5000)
     p.add_argument("--horizon", type=int, default=15)
     p.add_argument("--wm-updates", type=int, default=300, help="dreamer world-model updates in the prediction part")
+    p.add_argument("--settings", default="base", help="planner part: ';'-separated planner settings, e.g. 'base;horizon=40;horizon=40,cem_iterations=5'")
+    p.add_argument("--probe-episodes", type=int, default=10, help="planner part: episodes per setting and seed (0: interleaved timing only)")
+    p.add_argument("--ckpt-dir", default="/tmp/loomnb_pets_probe", help="planner part: where the fitted runs are kept")
     p.add_argument("--json", default=None)
     p.add_argument("--summary", nargs="+", default=None, help="print the table of one or more returns JSONs (rows joined)")
     p.add_argument("--plan-steps", type=int, default=1000, help="env steps of each training run in the planning part")
     p.add_argument("--plan-reps", type=int, default=30, help="interleaved timed plans in the planning part")
     a = p.parse_args()
     torch.set_num_threads(1)
-    for kv in a.pets: k, v = kv.split("=", 1); ALGOS["pets"][k] = int(v)
+    for kv in a.pets: ALGOS["pets"].update(_kv(kv))
     if a.summary:
         print(summary([r for f in a.summary for r in json.load(open(f))])); return
     seeds = list(range(a.first_seed, a.first_seed + a.seeds))
@@ -247,6 +333,8 @@ def main():
         for mname in ("pets", "dreamer"):
             print(mname, "mean over seeds:", {x: round(float(np.mean([r[x] for r in rows if r["model"] == mname])), 4) for x in k})
         if a.json: json.dump(rows, open(a.json, "w"), indent=1)
+    elif a.part == "planner":
+        planner_part(seeds, a.fit_steps, a.settings.split(";"), a.probe_episodes, a.plan_reps, a.ckpt_dir, a.json)
     elif a.part == "planning":
         planning_part(a.first_seed, a.plan_steps, a.plan_reps, a.json)
     elif a.part == "returns":

@@ -43,6 +43,7 @@ class PETSConfig(OffPolicyConfig):
     cem_iterations: int = 3          # CEM iterations per plan
     cem_alpha: float = 0.1           # CEM momentum (weight of the previous mean/std)
     init_std: float = 0.5            # CEM initial std of the normalised actions in [-1, 1]
+    cem_return: str = "mean"         # The plan acted on: "mean" (the last CEM mean, as in the paper) or "best" (the best-scored candidate of all iterations, as in mbrl-lib)
     particles: int = 5               # TS-inf particles per candidate (a multiple of n_members)
     reward: str = "auto"             # "known" (the env's reward function), "learned" (the model's reward), "auto": known when available
 
@@ -55,6 +56,7 @@ class PETSConfig(OffPolicyConfig):
         self.check_range("holdout", 0, 0.5)
         self.check_range("weight_decay", 0); self.check_range("bound_coef", 0)
         self.check_choice("reward", ("auto", "known", "learned"))
+        self.check_choice("cem_return", ("mean", "best"))
         if self.elites > self.population: self._fail("elites", self.elites, f"a value <= population ({self.population})")
         if self.particles % self.n_members:
             self._fail("particles", self.particles, f"a multiple of n_members ({self.n_members}): each member carries particles/n_members of them")
@@ -100,16 +102,21 @@ def cem_plan(objective: Callable, # [N, pop, H, a] -> [N, pop] scores
              alpha: float, # Momentum
              generator: torch.Generator | None=None, # Source of the samples
              low: float=-1.0, high: float=1.0, # Action box (samples are clipped to it)
-            ) -> torch.Tensor: # [N, H, a] the final mean
+             return_best: bool=False, # Return the best-scored sample of all iterations instead of the final mean
+            ) -> torch.Tensor: # [N, H, a] the final mean (or the best sample)
     "Cross-entropy-method search for the sequences that maximise `objective`."
     std = torch.full_like(mean, init_std)
+    best, best_score = mean.clone(), torch.full((mean.shape[0],), -math.inf, dtype=mean.dtype)
     for _ in range(n_iters):
         eps = torch.randn((mean.shape[0], population, *mean.shape[1:]), generator=generator, dtype=mean.dtype)
         samples = (mean[:, None] + std[:, None] * eps).clamp(low, high)
         scores = objective(samples)
         scores = torch.where(torch.isfinite(scores), scores, torch.full_like(scores, -1e10))
+        top, i = scores.max(1)
+        better = top > best_score
+        best = torch.where(better[:, None, None], samples[torch.arange(len(i)), i], best); best_score = torch.maximum(top, best_score)
         mean, std = cem_update(mean, std, samples, scores, n_elites, alpha)
-    return mean
+    return best if return_best else mean
 
 # %% ../../nbs/48_algos.pets.ipynb #c018
 def ts_noise(model: GaussianEnsemble, # The ensemble (its size E and output size)
@@ -178,7 +185,8 @@ class _PETSPlanning:
             if fast is not None: return fast(o, acts, c.particles, noise)
             return ts_rollout(self.model, o, acts, c.particles, self._reward, noise=noise)
         with torch.no_grad():
-            mean = cem_plan(objective, mean, c.population, c.elites, c.cem_iterations, c.init_std, c.cem_alpha, self.gen)
+            mean = cem_plan(objective, mean, c.population, c.elites, c.cem_iterations, c.init_std, c.cem_alpha, self.gen,
+                            return_best=c.cem_return == "best")
         self.warm[key] = mean
         self.timers["planning"] += time.perf_counter() - t0
         return mean[:, 0].numpy()

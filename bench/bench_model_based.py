@@ -152,7 +152,8 @@ def returns_part(seeds, budgets, out_path, algos):
                 row = {"algo": a, "seed": s, "budget": b, "return": float(np.mean(ev.returns)),
                        "eval_returns": [float(r) for r in ev.returns], "train_wall_s": wall, "steps": b - step0,
                        "wall_per_1k_s": 1000 * wall / max(b - step0, 1), "timers_cum_s": timers,
-                       "train_wall_cum_s": t.state.time_elapsed, "load": os.getloadavg()[0]}
+                       "train_wall_cum_s": t.state.time_elapsed, "load": os.getloadavg()[0], "config": dict(ALGOS[a]),
+                       "train_ep_returns": [round(float(r), 1) for r in t.state.ep_returns]}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
                 with open(out_path, "w") as f: json.dump(rows, f, indent=1)
@@ -224,6 +225,7 @@ def main():
     p.add_argument("--budgets", default="5000,10000")
     p.add_argument("--algos", default="pets,sac", help=f"comma-separated, of {', '.join(ALGOS)}")
     p.add_argument("--pets", action="append", default=[], metavar="KEY=INT", help="PETS config override (repeatable), e.g. horizon=25")
+    p.add_argument("--dreamer", action="append", default=[], metavar="KEY=NUMBER", help="dreamer config override (repeatable), e.g. train_freq=10")
     p.add_argument("--fit-steps", type=int, default=5000)
     p.add_argument("--horizon", type=int, default=15)
     p.add_argument("--wm-updates", type=int, default=300, help="dreamer world-model updates in the prediction part")
@@ -234,6 +236,7 @@ def main():
     a = p.parse_args()
     torch.set_num_threads(1)
     for kv in a.pets: k, v = kv.split("=", 1); ALGOS["pets"][k] = int(v)
+    for kv in a.dreamer: k, v = kv.split("=", 1); ALGOS["dreamer"][k] = int(v) if v.lstrip("-").isdigit() else float(v)
     if a.summary:
         print(summary([r for f in a.summary for r in json.load(open(f))])); return
     seeds = list(range(a.first_seed, a.first_seed + a.seeds))

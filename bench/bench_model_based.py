@@ -209,8 +209,12 @@ def summary(rows):
         split = ""
         if tm:
             fit = np.mean([t["model_fit"] / r["budget"] * 1000 for t, r in zip(tm, w)])
-            plan = np.mean([t["planning"] / r["budget"] * 1000 for t, r in zip(tm, w)])
-            split = f" (model fit {fit:.1f} s, planning {plan:.1f} s incl. the evaluations' planning)"
+            if "planning" in tm[0]:
+                plan = np.mean([t["planning"] / r["budget"] * 1000 for t, r in zip(tm, w)])
+                split = f" (model fit {fit:.1f} s, planning {plan:.1f} s incl. the evaluations' planning)"
+            else:                       # dreamer: world-model steps, imagination with the actor and critic steps
+                imag = np.mean([t["imagination"] / r["budget"] * 1000 for t, r in zip(tm, w)])
+                split = f" (world model {fit:.1f} s, imagination + actor-critic {imag:.1f} s)"
         out.append(f"| {a} | {b} | {len(x)} | {interquartile_mean(x):.0f} [{lo:.0f}, {hi:.0f}] | {x.mean():.0f} | "
                    f"{', '.join(f'{v:.0f}' for v in x)} | {per1k:.1f}{split} |")
     head = "| algo | env steps | seeds | IQM return [95% CI] | mean | per seed | wall s per 1k env steps |\n|---|---|---|---|---|---|---|"

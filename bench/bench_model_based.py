@@ -161,7 +161,8 @@ def returns_part(seeds, budgets, out_path, algos):
                 row = {"algo": a, "seed": s, "budget": b, "return": float(np.mean(ev.returns)),
                        "eval_returns": [float(r) for r in ev.returns], "train_wall_s": wall, "steps": b - step0,
                        "wall_per_1k_s": 1000 * wall / max(b - step0, 1), "timers_cum_s": timers,
-                       "train_wall_cum_s": t.state.time_elapsed, "load": os.getloadavg()[0]}
+                       "train_wall_cum_s": t.state.time_elapsed, "load": os.getloadavg()[0], "config": dict(ALGOS[a]),
+                       "train_ep_returns": [round(float(r), 1) for r in t.state.ep_returns]}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
                 with open(out_path, "w") as f: json.dump(rows, f, indent=1)
@@ -291,8 +292,12 @@ def summary(rows):
         split = ""
         if tm:
             fit = np.mean([t["model_fit"] / r["budget"] * 1000 for t, r in zip(tm, w)])
-            plan = np.mean([t["planning"] / r["budget"] * 1000 for t, r in zip(tm, w)])
-            split = f" (model fit {fit:.1f} s, planning {plan:.1f} s incl. the evaluations' planning)"
+            if "planning" in tm[0]:
+                plan = np.mean([t["planning"] / r["budget"] * 1000 for t, r in zip(tm, w)])
+                split = f" (model fit {fit:.1f} s, planning {plan:.1f} s incl. the evaluations' planning)"
+            else:                       # dreamer: world-model steps, imagination with the actor and critic steps
+                imag = np.mean([t["imagination"] / r["budget"] * 1000 for t, r in zip(tm, w)])
+                split = f" (world model {fit:.1f} s, imagination + actor-critic {imag:.1f} s)"
         out.append(f"| {a} | {b} | {len(x)} | {interquartile_mean(x):.0f} [{lo:.0f}, {hi:.0f}] | {x.mean():.0f} | "
                    f"{', '.join(f'{v:.0f}' for v in x)} | {per1k:.1f}{split} |")
     head = "| algo | env steps | seeds | IQM return [95% CI] | mean | per seed | wall s per 1k env steps |\n|---|---|---|---|---|---|---|"
@@ -307,6 +312,7 @@ def main():
     p.add_argument("--budgets", default="5000,10000")
     p.add_argument("--algos", default="pets,sac", help=f"comma-separated, of {', '.join(ALGOS)}")
     p.add_argument("--pets", action="append", default=[], metavar="KEY=VALUE", help="PETS config override (repeatable), e.g. horizon=25 or cem_alpha=0.2")
+    p.add_argument("--dreamer", action="append", default=[], metavar="KEY=VALUE", help="dreamer config override (repeatable), e.g. train_freq=10")
     p.add_argument("--fit-steps", type=int, default=5000)
     p.add_argument("--horizon", type=int, default=15)
     p.add_argument("--wm-updates", type=int, default=300, help="dreamer world-model updates in the prediction part")
@@ -320,6 +326,7 @@ def main():
     a = p.parse_args()
     torch.set_num_threads(1)
     for kv in a.pets: ALGOS["pets"].update(_kv(kv))
+    for kv in a.dreamer: ALGOS["dreamer"].update(_kv(kv))
     if a.summary:
         print(summary([r for f in a.summary for r in json.load(open(f))])); return
     seeds = list(range(a.first_seed, a.first_seed + a.seeds))

@@ -16,7 +16,7 @@ from ..core import ConfigError
 from ..train.learner import TrainState, register_algorithm
 from ..train.offpolicy import OffPolicyConfig, OffPolicyAlgorithm
 from ..agents.qnets import SquashedGaussianPolicy, target_copy, polyak_update
-from ..agents.world import WorldModel, TwoHotHead, Latent, symlog
+from ..agents.world import WorldModel, TwoHotHead, Latent, symlog, twohot
 from .sac import frozen
 
 # %% auto #0
@@ -43,6 +43,7 @@ class DreamerConfig(OffPolicyConfig):
     classes: int = 8                 # Categorical latent: classes per group (must divide stoch)
     embed: int = 64                  # Observation embedding size
     horizon: int = 15                # Imagination horizon H
+    imag_starts: int = 128           # M: posterior states imagination starts from, a uniform random subset of the batch's B(L+1) (0: all)
     lam: float = 0.95                # lambda of the lambda-returns
     entropy_coef: float = 3e-4       # Actor entropy bonus eta
     return_decay: float = 0.99       # EMA decay of the return percentiles
@@ -57,7 +58,7 @@ class DreamerConfig(OffPolicyConfig):
         self.check_range("lam", 0, 1); self.check_range("return_decay", 0, 1, hi_open=True)
         self.check_range("slow_critic_tau", 0, 1, lo_open=True)
         for k in ("actor_lr", "critic_lr", "grad_clip"): self.check_range(k, 0, None, lo_open=True)
-        self.check_range("entropy_coef", 0); self.check_range("free_nats", 0); self.check_choice("latent", ("gaussian", "categorical"))
+        self.check_range("entropy_coef", 0); self.check_range("imag_starts", 0); self.check_range("free_nats", 0); self.check_choice("latent", ("gaussian", "categorical"))
         self.check_range("classes", 2)
         if self.latent == "categorical" and self.stoch % self.classes:
             self._fail("classes", self.classes, f"an int >= 2 that divides stoch={self.stoch}")
@@ -141,7 +142,10 @@ class TwoHotCritic(nn.Module):
         self.net = nn.Sequential(nn.Linear(d_in, hidden), nn.LayerNorm(hidden), nn.SiLU(), nn.Linear(hidden, hidden), nn.LayerNorm(hidden), nn.SiLU())
         self.head = TwoHotHead(hidden)
     def mean(self, f): return self.head.mean(self.net(f))
-    def loss(self, f, y): return self.head.loss(self.net(f), y)
+    def loss(self, f: torch.Tensor, *ys: torch.Tensor) -> torch.Tensor:
+        "Sum over the targets `ys` [...] of the twohot cross-entropy of v(f), from one pass of the network."
+        logp = torch.log_softmax(self.head(self.net(f)), -1)
+        return sum(-(twohot(symlog(y), self.head.bins) * logp).sum(-1).mean() for y in ys)
 
 def _step(opt, loss, params, clip):
     opt.zero_grad(set_to_none=True); loss.backward(); nn.utils.clip_grad_norm_(params, clip); opt.step()
@@ -162,6 +166,8 @@ def dreamer_update(wm, actor, critic, slow_critic, opts: dict, scale: ReturnScal
     _step(opts["wm"], wm_loss, list(wm.parameters()), c.grad_clip)
     t1 = time.perf_counter()
     start = Latent(*(torch.cat([getattr(p, k) for p in posts]).detach() for k in Latent._fields))
+    if 0 < c.imag_starts < len(start.h):                     # a random subset of the posterior states
+        idx = torch.randperm(len(start.h))[:c.imag_starts]; start = Latent(*(x[idx] for x in start))
     with frozen(list(wm.parameters()) + list(critic.parameters())):
         feats, logp = imagine(wm, actor, start, c.horizon)
         rew = wm.reward.mean(feats[1:]); cont = torch.sigmoid(wm.cont(feats[1:])[..., 0])
@@ -172,7 +178,7 @@ def dreamer_update(wm, actor, critic, slow_critic, opts: dict, scale: ReturnScal
         _step(opts["actor"], actor_loss, list(actor.parameters()), c.grad_clip)
     f, target = feats[:-1].detach(), ret.detach()
     with torch.no_grad(): slow = slow_critic.mean(f)
-    critic_loss = (critic.loss(f, target) + critic.loss(f, slow))
+    critic_loss = critic.loss(f, target, slow)
     _step(opts["critic"], critic_loss, list(critic.parameters()), c.grad_clip)
     polyak_update(list(critic.parameters()), list(slow_critic.parameters()), c.slow_critic_tau)
     stats = {"wm_loss": float(wm_loss.detach()), **{k: float(v) for k, v in parts.items()}, "actor_loss": float(actor_loss.detach()),

@@ -193,10 +193,9 @@ def main():
                 r = sub(["--_one", str(seed), algo, ck], fwd); s["runs"][algo] = r
                 print(f"  {algo}: {r['curve'][-1]} | {r['completions_per_s']:.0f} completions/s, {r['steps_per_s']:.1f} opt steps/s, "
                       f"{r['train_s']:.1f} s, rss {r['rss_mb']:.0f} MB", flush=True)
-            res["seeds"].append(s)
-    res["load_end"] = os.getloadavg()
-    if a.json:
-        with open(a.json, "w") as f: json.dump(res, f, indent=1)
+            res["seeds"].append(s); res["load_end"] = os.getloadavg()
+            if a.json:   # after every seed: a stopped run keeps the seeds it finished
+                with open(a.json, "w") as f: json.dump(res, f, indent=1)
     summary(res)
 
 def ms(v) -> str:

@@ -11,7 +11,7 @@ from nbdev.test import read_nb
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from execute_nbs import test_nb_fresh_registry   # importable by the workers (a function of __main__ is not)
 
-def main(pattern=r"^(4\d[a-z]?|51)_algos\..*\.ipynb$"):
+def main(pattern=r"^((4\d[a-z]?|51)_algos|9[6-8][ab]?_llm)\..*\.ipynb$"):   # the LLM notebooks too (their SFT and updates use the engine room's Adam)
     cfg = get_config()
     skip = cfg.tst_flags.split() + ["fastpath"]
     files = sorted(f for f in Path(cfg.nbs_path).glob("*.ipynb") if re.match(pattern, f.name))

@@ -40,7 +40,7 @@ def twohot(y: torch.Tensor, # Targets [...] (clamped to the bins' range)
 
 # %% ../../nbs/36ac_agents.world.ipynb #c008
 class TwoHotHead(nn.Module):
-    "Linear layer onto K symlog bins: `mean(x)` predicts in raw units, `loss(x, y)` is the twohot cross-entropy."
+    "Linear layer onto K symlog bins: `mean(x)` predicts in raw units, `loss(x, *ys)` is the twohot cross-entropy."
     def __init__(self, d_in: int, n_bins: int=255, low: float=-20.0, high: float=20.0):
         super().__init__()
         self.linear = nn.Linear(d_in, n_bins)
@@ -50,9 +50,10 @@ class TwoHotHead(nn.Module):
     def mean(self, x: torch.Tensor) -> torch.Tensor:
         "Expected value [...] in raw units."
         return symexp(torch.softmax(self(x), -1) @ self.bins)
-    def loss(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        "Mean cross-entropy of the prediction at `x` [..., d_in] against twohot(symlog(y)) for targets y [...]."
-        return -(twohot(symlog(y), self.bins) * torch.log_softmax(self(x), -1)).sum(-1).mean()
+    def loss(self, x: torch.Tensor, *ys: torch.Tensor) -> torch.Tensor:
+        "Mean cross-entropy of the prediction at `x` [..., d_in] against twohot(symlog(y)), summed over the targets `ys` [...] (one pass)."
+        logp = torch.log_softmax(self(x), -1)
+        return sum(-(twohot(symlog(y), self.bins) * logp).sum(-1).mean() for y in ys)
 
 # %% ../../nbs/36ac_agents.world.ipynb #c011
 def gaussian_kl(mu1, std1, mu2, std2) -> torch.Tensor:

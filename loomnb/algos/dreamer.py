@@ -16,7 +16,7 @@ from ..core import ConfigError
 from ..train.learner import TrainState, register_algorithm
 from ..train.offpolicy import OffPolicyConfig, OffPolicyAlgorithm
 from ..agents.qnets import SquashedGaussianPolicy, target_copy, polyak_update
-from ..agents.world import WorldModel, TwoHotHead, Latent, symlog, twohot
+from ..agents.world import WorldModel, TwoHotHead, Latent, symlog
 from .sac import frozen
 
 # %% auto #0
@@ -144,8 +144,7 @@ class TwoHotCritic(nn.Module):
     def mean(self, f): return self.head.mean(self.net(f))
     def loss(self, f: torch.Tensor, *ys: torch.Tensor) -> torch.Tensor:
         "Sum over the targets `ys` [...] of the twohot cross-entropy of v(f), from one pass of the network."
-        logp = torch.log_softmax(self.head(self.net(f)), -1)
-        return sum(-(twohot(symlog(y), self.head.bins) * logp).sum(-1).mean() for y in ys)
+        return self.head.loss(self.net(f), *ys)
 
 def _step(opt, loss, params, clip):
     opt.zero_grad(set_to_none=True); loss.backward(); nn.utils.clip_grad_norm_(params, clip); opt.step()

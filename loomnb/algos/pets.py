@@ -112,9 +112,9 @@ def cem_plan(objective: Callable, # [N, pop, H, a] -> [N, pop] scores
         samples = (mean[:, None] + std[:, None] * eps).clamp(low, high)
         scores = objective(samples)
         scores = torch.where(torch.isfinite(scores), scores, torch.full_like(scores, -1e10))
-        top, i = scores.max(1)
-        better = top > best_score
-        best = torch.where(better[:, None, None], samples[torch.arange(len(i)), i], best); best_score = torch.maximum(top, best_score)
+        if return_best:                                    # keep the best candidate seen so far
+            top, i = scores.max(1)
+            best = torch.where((top > best_score)[:, None, None], samples[torch.arange(len(i)), i], best); best_score = torch.maximum(top, best_score)
         mean, std = cem_update(mean, std, samples, scores, n_elites, alpha)
     return best if return_best else mean
 

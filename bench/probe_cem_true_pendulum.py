@@ -9,24 +9,27 @@ pop = population, el = elites, it = cem_iterations, std = init_std, alpha = cem_
 
 Usage (starts of the selection probe's envs: seed 20_000 + s + i for selection seeds s = 100.., never 10_000..10_008,
 the evaluation starts of seeds 0-4):
-    nice -n 10 python bench/probe_cem_true_pendulum.py "[dict(), dict(corr=0.9), dict(H=40, corr=0.8)]" --starts "20102,20104,20111,20108,20110"
+    nice -n 10 python bench/probe_cem_true_pendulum.py "base;corr=0.9;H=40,corr=0.8" --starts "20102,20104,20111,20108,20110"
 """
-import argparse, math, sys, time
+import argparse, math, os, sys, time
 import numpy as np
 import torch
-from loomnb.algos.pets import cem_update
+from loomnb.algos.pets import cem_update, pendulum_reward
 from loomnb.envs.registry import make
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_model_based import _kv   # 'key=value,key=value' -> dict ('base': {})
 
 
 def norm(th): return ((th + math.pi) % (2 * math.pi)) - math.pi
 
 
 def objective_from(th0, w0):
-    "Candidates [1, pop, H, 1] (normalised) -> their H-step Pendulum returns from (th0, w0)."
+    "Candidates [1, pop, H, 1] (normalised) -> their H-step Pendulum returns from (th0, w0) (PETS's known reward)."
     def f(acts):
         u = 2 * acts[..., 0]; th = torch.full(u.shape[:2], th0); w = torch.full(u.shape[:2], w0); R = 0
         for h in range(u.shape[2]):
-            R = R - (norm(th) ** 2 + 0.1 * w ** 2 + 0.001 * u[..., h] ** 2)
+            R = R + pendulum_reward(torch.stack([torch.cos(th), torch.sin(th), w], -1), u[..., h, None])
             w = (w + (15 * torch.sin(th) + 3 * u[..., h]) * 0.05).clamp(-8, 8); th = th + w * 0.05
         return R
     return f
@@ -55,7 +58,7 @@ def episode(th, w, H=25, pop=100, el=10, it=3, std=0.5, alpha=0.1, corr=0.0, see
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("settings", help="a Python list of dicts of planner settings")
+    p.add_argument("settings", help="';'-separated planner settings, each 'key=value,key=value' ('base': the defaults), e.g. 'base;corr=0.9'")
     p.add_argument("--starts", default="20102,20104,20111,20108,20110", help="env seeds whose reset states are the starts")
     a = p.parse_args()
     torch.set_num_threads(1)
@@ -66,7 +69,7 @@ def main():
         env = make("Pendulum-v1", num_envs=1, seed=s); o, _ = env.reset(seed=s); env.close()
         starts.append((float(np.arctan2(o[0, 1], o[0, 0])), float(o[0, 2])))
     print("starts (th, thdot):", [(s, round(th, 2), round(w, 2)) for s, (th, w) in zip(seeds, starts)])
-    for kw in eval(a.settings):
+    for kw in map(_kv, a.settings.split(";")):
         t0 = time.time()
         print(kw, [round(episode(*s, **kw)) for s in starts], f"{time.time() - t0:.0f}s", flush=True)
 

@@ -36,19 +36,27 @@ HV_LINEAR = {"convex": 854.85, "concave": 3391.57}
 BASE = dict(n_envs=8, n_steps=64, batch_size=256, n_epochs=4, learning_rate=1e-3, obs_scale=0.1, mo_gamma=GAMMA)
 
 
+def dst_setup(map: str, config: dict, explore: float = 0.0, explore_end: float = 0.5):
+    """(WEAVEConfig, make(n) -> env) of one Deep Sea Treasure run. With `explore` > 0 a VisitBonus component is appended
+    and its weight annealed linearly to 0 by `explore_end` of the run."""
+    from loomnb.algos.weave import WEAVEConfig
+    from loomnb.envs.mo import DeepSeaTreasureVecEnv, VisitBonus
+    cfg = dict(config)
+    if explore:
+        b = tuple(cfg["beta"]); cfg.update(beta=b + (explore,), beta_mode="schedule", beta_final=b + (0.0,), schedule_end=explore_end)
+    make = lambda n: VisitBonus(DeepSeaTreasureVecEnv(n, map=map)) if explore else DeepSeaTreasureVecEnv(n, map=map)
+    return WEAVEConfig(**{**BASE, **cfg}), make
+
+
 def run_one(job):
     "Train one WEAVE run; returns the job with its greedy discounted vector return."
     import torch
     torch.set_num_threads(1)
     from loomnb.train.learner import Trainer
-    from loomnb.algos.weave import WEAVEConfig, vector_returns
-    from loomnb.envs.mo import DeepSeaTreasureVecEnv, VisitBonus
+    from loomnb.algos.weave import vector_returns
     t0 = time.perf_counter()
-    cfg, c = dict(job["config"]), job.get("explore")
-    if c:   # a visit-count bonus as a third component, its weight annealed linearly to 0 by explore_end of the run
-        b = tuple(cfg["beta"]); cfg.update(beta=b + (c,), beta_mode="schedule", beta_final=b + (0.0,), schedule_end=job["explore_end"])
-    make = lambda n: VisitBonus(DeepSeaTreasureVecEnv(n, map=job["map"])) if c else DeepSeaTreasureVecEnv(n, map=job["map"])
-    tr = Trainer("weave", env=make(BASE["n_envs"]), config=WEAVEConfig(**{**BASE, **cfg}), seed=job["seed"])
+    cfg, make = dst_setup(job["map"], job["config"], job.get("explore") or 0.0, job.get("explore_end", 0.5))
+    tr = Trainer("weave", env=make(BASE["n_envs"]), config=cfg, seed=job["seed"])
     tr.train(job["steps"])
     g = vector_returns(tr.algo, make(1))[0][:2]   # (treasure, time); the bonus component is not scored
     return {**job, "point": g.tolist(), "seconds": time.perf_counter() - t0}

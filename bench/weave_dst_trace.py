@@ -23,8 +23,7 @@ def main():
     a = p.parse_args()
     import torch; torch.set_num_threads(1)
     from loomnb.train.learner import Trainer
-    from loomnb.algos.weave import WEAVEConfig, vector_returns
-    from loomnb.envs.mo import DeepSeaTreasureVecEnv, VisitBonus
+    from loomnb.algos.weave import vector_returns
     from loomnb.envs.wrappers import VecEnvWrapper
     hits, t = {}, [0]
 
@@ -34,10 +33,8 @@ def main():
             for x in info["reward_vector"][te, 0]: hits.setdefault(min(9, t[0] * 10 // a.steps), Counter())[round(float(x), 1)] += 1
             return o, r, te, tr, info
 
-    b = (a.w, 1 - a.w)
-    make = lambda n: VisitBonus(DeepSeaTreasureVecEnv(n, map=a.map)) if a.explore else DeepSeaTreasureVecEnv(n, map=a.map)
-    kw = dict(beta=b + (a.explore,), beta_mode="schedule", beta_final=b + (0.0,), schedule_end=a.explore_end) if a.explore else dict(beta=b)
-    tr = Trainer("weave", env=Trace(make(B.BASE["n_envs"])), config=WEAVEConfig(**{**B.BASE, "ent_coef": a.ent, **kw}), seed=a.seed)
+    cfg, make = B.dst_setup(a.map, dict(beta=(a.w, 1 - a.w), ent_coef=a.ent), a.explore, a.explore_end)
+    tr = Trainer("weave", env=Trace(make(B.BASE["n_envs"])), config=cfg, seed=a.seed)
     tr.train(a.steps)
     print("| tenth of training | episodes ending at each treasure (value: count) |\n|---|---|")
     for k in sorted(hits): print(f"| {k} | {', '.join(f'{v:g}: {n}' for v, n in sorted(hits[k].items()))} |")

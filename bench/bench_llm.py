@@ -7,8 +7,9 @@ same start, each in a fresh subprocess with one torch thread:
   * grpo: `GRPO.train_step` on 16 prompts x 8 completions per iteration (minibatches of 32, one pass, kl_coef
     0.05), --grpo-steps iterations;
   * dpo: `DPO.train` on pairs made by `math_preference_pairs` from the start model on the training problems
-    (chosen = the answer, rejected = its own wrong sample), with and without the chosen-NLL term; the reference
-    log-probabilities are computed once (`DPO.reference_logps`, timed apart: `ref_s`) and given to every epoch;
+    (chosen = the answer, rejected = its own wrong sample), with and without the chosen-NLL term (dpo_nll:
+    nll_coef 1; dpo+nll=0.5+norm=token+beta=0.1: other settings); the reference log-probabilities are computed once
+    (`DPO.reference_logps`, timed apart: `ref_s`) and given to every epoch;
   * online_dpo: `OnlineDPO.train_step` on 16 prompts x 8 candidates per iteration, --odpo-steps iterations
     (online_dpo_nll: the same with the chosen-NLL term, nll_coef=1).
 Every run evaluates pass@1 and pass@8 (8 samples at temperature 1 per problem, unbiased estimator) and the greedy
@@ -71,6 +72,17 @@ def grpo_variant(a, algo):
         setattr(a, GRPO_KEYS[k], (int if k in ("g", "iters") else float)(v))
     return a
 
+DPO_KEYS = {"nll": "nll_coef", "norm": "nll_norm", "beta": "beta"}
+
+def dpo_variant(algo) -> dict:
+    "DPO settings of a name: dpo (plain), dpo_nll (nll_coef 1, per-sequence NLL), dpo+nll=1+norm=token+beta=0.1 (overrides)."
+    kw = {"nll_coef": 1.0 if algo == "dpo_nll" else 0.0, "nll_norm": "sequence", "beta": 0.1}
+    for kv in algo.split("+")[1:]:
+        k, v = kv.split("=")
+        if k not in DPO_KEYS: sys.exit(f"bench_llm: unknown DPO override {k!r} in {algo!r}; one of {sorted(DPO_KEYS)}")
+        kw[DPO_KEYS[k]] = v if k == "norm" else float(v)
+    return kw
+
 def run_algo(a, seed, algo, path):
     if algo.startswith("grpo+"): a, algo = grpo_variant(a, algo), "grpo"
     tok = CharTokenizer(); train, val, test = tasks(seed)
@@ -101,11 +113,11 @@ def run_algo(a, seed, algo, path):
             if it % a.eval_every == 0 or it == steps: point(it)
         extra = {"kl_ref_last": kls[-1] if kls else None, "kl_ref_max": max(kls) if kls else None}
     else:
-        nll = 1.0 if algo == "dpo_nll" else 0.0
+        kw = dpo_variant(algo)
         t0, c0 = time.perf_counter(), time.process_time()
         pairs = math_preference_pairs(base, tok, train, n=4, max_new_tokens=MAX_NEW, seed=seed)
         pair_s = time.perf_counter() - t0; comps = 4 * len(train)
-        alg = DPO(pol, ref, beta=0.1, learning_rate=a.dpo_lr, seed=seed, nll_coef=nll)
+        alg = DPO(pol, ref, learning_rate=a.dpo_lr, seed=seed, **kw)
         pair_cpu_s = time.process_time() - c0
         t0, c0 = time.perf_counter(), time.process_time()
         ref_lp = alg.reference_logps(pairs)   # once for all epochs, as DPO.train does when not given them
@@ -118,7 +130,7 @@ def run_algo(a, seed, algo, path):
             train_s = pair_s + ref_s + steps_s
             point(ep)
         cpu_s = pair_cpu_s + ref_cpu_s + steps_cpu_s
-        extra = {"pairs": len(pairs), "pair_sampling_s": pair_s, "pair_sampling_cpu_s": pair_cpu_s, "ref_s": ref_s, "ref_cpu_s": ref_cpu_s,
+        extra = {"dpo_settings": kw, "last_metrics": h[-1], "pairs": len(pairs), "pair_sampling_s": pair_s, "pair_sampling_cpu_s": pair_cpu_s, "ref_s": ref_s, "ref_cpu_s": ref_cpu_s,
                  "steps_s": steps_s, "steps_cpu_s": steps_cpu_s}
     return {"algo": algo, "seed": seed, "curve": curve, "train_s": train_s, "train_cpu_s": cpu_s, "completions": comps,
             "optimizer_steps": opt_steps, "completions_per_s": comps / train_s, "steps_per_s": opt_steps / train_s,

@@ -49,35 +49,71 @@ def evaluate_state(path, test):
     tok = CharTokenizer(); m = CausalLM(tok.vocab_size); m.load_state_dict(torch.load(path, weights_only=True))
     return B.ev(m, tok, test)
 
+def loss_check(a):
+    "One batch's DPO + chosen-NLL loss in loomnb (`DPO._loss`) and in TRL (`DPOTrainer.compute_loss`, no step): the same objective?"
+    from loomnb.llm.dpo import DPO, pair_batch
+    B.DIGITS, B.MAX_NEW = (a.min_digits, a.max_digits), a.max_digits + 2
+    tok = CharTokenizer(); train, _, _ = B.tasks(0); pol, ref = CausalLM(tok.vocab_size, seed=0), CausalLM(tok.vocab_size, seed=1)
+    pairs = math_preference_pairs(pol, tok, MathTaskSlice(train, 32), n=2, max_new_tokens=B.MAX_NEW, seed=0)
+    out = {}
+    with tempfile.TemporaryDirectory() as d:
+        ck, rk = os.path.join(d, "pol.pt"), os.path.join(d, "ref.pt"); torch.save(pol.state_dict(), ck); torch.save(ref.state_dict(), rk)
+        for w in (0.0, 1.0, 0.3):
+            x, m = pair_batch(pairs)
+            with torch.no_grad():
+                lo = {n: float(DPO(pol, ref, beta=0.1, nll_coef=w, nll_norm=n)._loss(x, m, DPO(pol, ref).reference_logps(pairs))[0]) for n in ("token", "sequence")}
+            job = {"algo": "dpo", "seed": 0, "checkpoint": ck, "ref_checkpoint": rk, "out": os.path.join(d, "o.pt"), "loss_check": True, "lr": 5e-4, "batch_size": 32,
+                   "beta": 0.1, "sft_weight": w, "epochs": 1,
+                   "pairs": [{"prompt": tok.decode(q.prompt_tokens), "chosen": tok.decode(q.chosen_tokens), "rejected": tok.decode(q.rejected_tokens)} for q in pairs]}
+            t = run_trl(job)["loss"]
+            out[w] = {"trl": t, "loomnb_token": lo["token"], "loomnb_sequence": lo["sequence"]}
+            print(f"nll weight {w}: TRL {t:.7f}, loomnb nll_norm='token' {lo['token']:.7f} (diff {lo['token'] - t:+.1e}), nll_norm='sequence' {lo['sequence']:.7f}", flush=True)
+    lens = sorted({len(q.chosen_tokens) for q in pairs}); print(f"32 pairs, chosen completions of {lens} tokens")
+    return out
+
+class MathTaskSlice:
+    "The first `n` problems of a MathTask (prompts, answers, reward_fn, correct), for math_preference_pairs."
+    def __init__(self, task, n): self.prompts, self.answers, self.reward_fn, self.correct = task.prompts[:n], task.answers[:n], task.reward_fn, task.correct
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--grpo-steps", type=int, default=60)
     p.add_argument("--dpo-epochs", type=int, default=1)
-    p.add_argument("--algos", default="grpo,dpo")
+    p.add_argument("--algos", default="grpo,dpo", help="grpo, dpo, dpo variants of bench_llm (dpo+nll=1+norm=token: TRL loss_type [sigmoid, sft], "
+                   "loss_weights [1, 1]); online_dpo* runs loomnb alone")
+    p.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
+    p.add_argument("--min-digits", type=int, default=1, help="operands have at least this many digits (1: from 0)")
+    p.add_argument("--max-digits", type=int, default=2, help="operands have at most this many digits")
     p.add_argument("--json", default=None)
     p.add_argument("--summary", default=None, help="print the tables of a JSON written by --json, run nothing")
+    p.add_argument("--loss-check", action="store_true", help="compare one batch's DPO + NLL loss in both libraries, run nothing else")
     a = p.parse_args()
+    if a.loss_check: return loss_check(a)
     if a.summary:
         with open(a.summary) as f: return summary(json.load(f))
     torch.set_num_threads(1); trl_python()
-    fwd = [f"--grpo-steps={a.grpo_steps}", f"--dpo-epochs={a.dpo_epochs}", f"--eval-every={max(a.grpo_steps, a.dpo_epochs)}"]
+    B.DIGITS, B.MAX_NEW = (a.min_digits, a.max_digits), a.max_digits + 2
+    fwd = [f"--grpo-steps={a.grpo_steps}", f"--dpo-epochs={a.dpo_epochs}", f"--eval-every={max(a.grpo_steps, a.dpo_epochs)}",
+           f"--min-digits={a.min_digits}", f"--max-digits={a.max_digits}"]
     res = {"args": vars(a), "load_start": os.getloadavg(), "seeds": []}
     with tempfile.TemporaryDirectory() as d:
-        for seed in range(a.seeds):
+        for seed in range(a.first_seed, a.first_seed + a.seeds):
             ck = os.path.join(d, f"sft{seed}.pt"); train, val, test = B.tasks(seed)
-            s = B.sub(["--_one", str(seed), "sft", ck], []); s["runs"] = {}
+            s = B.sub(["--_one", str(seed), "sft", ck], fwd[-2:]); s["runs"] = {}
             print(f"seed {seed}: SFT {s['sft_steps']} steps, start {s['start']}", flush=True)
             for algo in a.algos.split(","):
                 order = ("loomnb", "trl") if seed % 2 == 0 else ("trl", "loomnb")   # alternated: load drift hits both alike
+                if algo.startswith("online_dpo"): order = ("loomnb",)   # no TRL side here
                 for lib in order:
                     if lib == "loomnb":
                         r = B.sub(["--_one", str(seed), algo, ck], fwd)
-                        if algo == "dpo":   # the pairs are given to TRL ready-made, and TRL computes its reference log-probs in
+                        if algo.startswith("dpo"):   # the pairs are given to TRL ready-made, and TRL computes its reference log-probs in
                             # DPOTrainer.__init__, outside trainer.train(): the steps alone on both sides, the reference pass apart
                             r |= {"train_s": r["steps_s"], "train_cpu_s": r["steps_cpu_s"]}
                         r = {"train_s": r["train_s"], "train_cpu_s": r["train_cpu_s"], "optimizer_steps": r["optimizer_steps"], "ref_s": r.get("ref_s"), "ref_cpu_s": r.get("ref_cpu_s"),
-                             "completions": r["completions"] if algo == "grpo" else 0, "rss_mb": r["rss_mb"], "end": r["curve"][-1], "kl_ref_last": r.get("kl_ref_last")}
+                             "completions": r["completions"] if algo == "grpo" or algo.startswith("online") else 0, "rss_mb": r["rss_mb"], "end": r["curve"][-1],
+                             "curve": r["curve"], "kl_ref_last": r.get("kl_ref_last"), "last_metrics": r.get("last_metrics")}
                     else:
                         out = os.path.join(d, f"trl_{algo}_{seed}.pt")
                         job = {"algo": algo, "seed": seed, "checkpoint": ck, "out": out}
@@ -87,8 +123,10 @@ def main():
                         else:
                             tok = CharTokenizer(); base = CausalLM(tok.vocab_size); base.load_state_dict(torch.load(ck, weights_only=True))
                             pairs = math_preference_pairs(base, tok, train, n=4, max_new_tokens=B.MAX_NEW, seed=seed)
+                            kw = B.dpo_variant(algo)
+                            if kw["nll_coef"] and kw["nll_norm"] != "token": sys.exit(f"{algo}: TRL's `sft` term averages over the batch's chosen tokens: use norm=token")
                             job |= {"pairs": [{"prompt": tok.decode(q.prompt_tokens), "chosen": tok.decode(q.chosen_tokens), "rejected": tok.decode(q.rejected_tokens)} for q in pairs],
-                                    "lr": 5e-4, "batch_size": 32, "beta": 0.1, "epochs": a.dpo_epochs}
+                                    "lr": 5e-4, "batch_size": 32, "beta": kw["beta"], "sft_weight": kw["nll_coef"], "epochs": a.dpo_epochs}
                         r = run_trl(job); r["completions"] = 128 * a.grpo_steps if algo == "grpo" else 0; r["end"] = evaluate_state(out, test)
                     s["runs"][f"{algo}/{lib}"] = r
                     print(f"  {algo}/{lib}: {r['end']} | {r['optimizer_steps']} opt steps in {r['train_s']:.1f} s "

@@ -118,16 +118,26 @@ def main():
         trainer = GRPOTrainer(model=model, reward_funcs=reward, args=cfg, train_dataset=Dataset.from_dict({"prompt": job["prompts"]}), processing_class=htok)
     else:
         from trl import DPOConfig, DPOTrainer
-        cfg = DPOConfig(**common, beta=job["beta"], loss_type="sigmoid", num_train_epochs=job["epochs"], precompute_ref_log_probs=True, max_length=None)
+        w = job.get("sft_weight", 0.0)   # the RPO term: TRL 1.x's `sft` loss (the chosen tokens' NLL, mean over the batch's chosen tokens)
+        losses = dict(loss_type=["sigmoid", "sft"], loss_weights=[1.0, w]) if w else dict(loss_type=["sigmoid"])
+        cfg = DPOConfig(**common, beta=job["beta"], **losses, num_train_epochs=job["epochs"], precompute_ref_log_probs=True, max_length=None)
         ds = Dataset.from_dict({k: [p[k] for p in job["pairs"]] for k in ("prompt", "chosen", "rejected")})
         pre, ref_t = DPOTrainer._precompute_ref_logps, []   # runs in __init__ (outside train()): timed apart
         def timed(self, *a, **kw):
             t, c = time.perf_counter(), time.process_time(); out = pre(self, *a, **kw)
             ref_t.append((time.perf_counter() - t, time.process_time() - c)); return out
         DPOTrainer._precompute_ref_logps = timed
-        trainer = DPOTrainer(model=model, args=cfg, train_dataset=ds, processing_class=htok)
+        ref = None
+        if job.get("ref_checkpoint"):   # a reference other than the start model (the loss check)
+            ref = LoomLMForCausalLM(LoomLMConfig(tok.vocab_size)); ref.load_causal_lm(torch.load(job["ref_checkpoint"], weights_only=True))
+        trainer = DPOTrainer(model=model, ref_model=ref, args=cfg, train_dataset=ds, processing_class=htok)
         DPOTrainer._precompute_ref_logps = pre
         extra["ref_s"], extra["ref_cpu_s"] = sum(t for t, _ in ref_t), sum(c for _, c in ref_t)
+    if job.get("loss_check"):   # the loss of the first `batch_size` pairs, no step: the objective compared with loomnb's
+        batch = trainer.data_collator([trainer.train_dataset[i] for i in range(job["batch_size"])])
+        model.train()
+        with torch.no_grad(): loss = trainer.compute_loss(model, batch)
+        print(json.dumps({"loss": float(loss)})); return
     t0, c0 = time.perf_counter(), time.process_time()
     trainer.train()
     train_s, cpu_s = time.perf_counter() - t0, time.process_time() - c0

@@ -23,8 +23,8 @@ from .grpo import check_prompts
 from .grpo import check_rewards
 
 # %% auto #0
-__all__ = ['DPOPair', 'pair_batch', 'pair_rows', 'sequence_logps', 'dpo_loss', 'as_pairs', 'check_pairs', 'DPO',
-           'math_preference_pairs', 'online_dpo_rollout', 'OnlineDPO']
+__all__ = ['NLL_NORMS', 'DPOPair', 'pair_batch', 'pair_rows', 'sequence_logps', 'dpo_loss', 'chosen_nll', 'as_pairs',
+           'check_pairs', 'DPO', 'math_preference_pairs', 'online_dpo_rollout', 'OnlineDPO']
 
 # %% ../../nbs/98_llm.dpo.ipynb #d006
 def _ids(name, v, allow_empty=False):
@@ -88,6 +88,18 @@ def dpo_loss(policy_chosen: torch.Tensor, # [B] log pi_theta(y_w | x)
         st = {"chosen_reward": rc.mean().item(), "rejected_reward": rr.mean().item(),
               "reward_accuracy": (rc > rr).float().mean().item(), "margin": (rc - rr).mean().item()}
     return loss, st
+
+# %% ../../nbs/98_llm.dpo.ipynb #d013b
+NLL_NORMS = ("sequence", "token")
+
+def chosen_nll(policy_chosen: torch.Tensor, # [B] log pi_theta(y_w | x), summed over the completion's tokens
+               lengths: torch.Tensor, # [B] number of tokens of each chosen completion
+               norm: str="sequence", # "sequence": per-token mean of each completion, then the mean over pairs; "token": over all the tokens
+              ) -> torch.Tensor: # scalar NLL
+    "Length-normalised NLL of the chosen completions (the RPO term)."
+    if norm == "sequence": return -(policy_chosen / lengths).mean()
+    if norm == "token": return -policy_chosen.sum() / lengths.sum()
+    raise ValueError(f"chosen_nll: `norm` must be one of {NLL_NORMS}, got {norm!r}")
 
 # %% ../../nbs/98_llm.dpo.ipynb #d018
 def as_pairs(owner, tokenizer, prompt, chosen, rejected) -> list:
@@ -175,10 +187,12 @@ class DPO(_DPOLoop):
                  callbacks=(), # Callables `cb(algo, metrics)`; one returning False stops `train`
                  logger=None, # Object with `log(metrics, step)`
                  nll_coef: float=0.0, # Weight of the chosen completions' per-token NLL (RPO); 0: plain DPO
+                 nll_norm: str="sequence", # How the NLL is averaged: "sequence" (each completion's token mean, then over pairs) or "token" (over all chosen tokens)
                 ):
         self.tokenizer = tokenizer if tokenizer is not None else CharTokenizer()
         if not (isinstance(nll_coef, numbers.Real) and math.isfinite(nll_coef) and nll_coef >= 0): raise ValueError(f"{type(self).__name__}: `nll_coef` must be a finite number >= 0, got {nll_coef!r}")
-        self.nll_coef = float(nll_coef)
+        if nll_norm not in NLL_NORMS: raise ValueError(f"{type(self).__name__}: `nll_norm` must be one of {NLL_NORMS}, got {nll_norm!r}")
+        self.nll_coef, self.nll_norm = float(nll_coef), nll_norm
         check_models(type(self).__name__, model, ref_model, self.tokenizer)
         if not (isinstance(beta, numbers.Real) and math.isfinite(beta) and beta > 0): raise ValueError(f"{type(self).__name__}: `beta` must be a finite number > 0, got {beta!r}")
         self.model, self.ref_model, self.beta, self.max_grad_norm = model, ref_model, float(beta), float(max_grad_norm)
@@ -210,7 +224,7 @@ class DPO(_DPOLoop):
         pc, pr = sequence_logps(self.model, x, m).chunk(2)
         loss, st = dpo_loss(pc, pr, ref[:, 0], ref[:, 1], self.beta)
         if self.nll_coef == 0: return loss, st
-        nll = -(pc / m[:len(pc)].sum(1)).mean()
+        nll = chosen_nll(pc, m[:len(pc)].sum(1), self.nll_norm)
         return loss + self.nll_coef * nll, st | {"nll": nll.item()}
 
 # %% ../../nbs/98_llm.dpo.ipynb #d026
@@ -260,8 +274,9 @@ class OnlineDPO:
                  callbacks=(), # Callables `cb(algo, metrics)`; one returning False stops `train`
                  logger=None, # Object with `log(metrics, step)`
                  nll_coef: float=0.0, # Weight of the chosen completions' NLL (see `DPO`)
+                 nll_norm: str="sequence", # How that NLL is averaged (see `DPO`)
                 ):
-        self.dpo = DPO(model, ref_model, beta, learning_rate, tokenizer, max_grad_norm, seed, nll_coef=nll_coef)
+        self.dpo = DPO(model, ref_model, beta, learning_rate, tokenizer, max_grad_norm, seed, nll_coef=nll_coef, nll_norm=nll_norm)
         if not callable(reward_fn): raise ValueError(f"OnlineDPO: `reward_fn` must be callable, got {type(reward_fn).__name__}")
         for name, v in (("num_candidates", num_candidates), ("max_new_tokens", max_new_tokens)):
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < (2 if name == "num_candidates" else 1):

@@ -95,7 +95,7 @@ class DPOAlgorithm(LLMCheckpoints, LLMAlgorithm):
 
     def _build(self, model, ref_model):
         c = self.config
-        self.dpo = DPO(model, copy.deepcopy(model) if ref_model is None else ref_model, c.beta, c.learning_rate, self.tokenizer, c.max_grad_norm, nll_coef=c.nll_coef)
+        self.dpo = DPO(model, copy.deepcopy(model) if ref_model is None else ref_model, c.beta, c.learning_rate, self.tokenizer, c.max_grad_norm, nll_coef=c.nll_coef, nll_norm=c.nll_norm)
         self.model, self.ref_model, self.optimizer = self.dpo.model, self.dpo.ref_model, self.dpo.optimizer
         self._make_pairs()
 

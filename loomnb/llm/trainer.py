@@ -22,7 +22,7 @@ from ..train.registry import register_algorithm
 from .model import CharTokenizer, CausalLM, sample_completions
 from .task import MathTask, addition_problems, prompt_text, evaluate
 from .grpo import GRPO, check_prompts, grpo_rollout, grpo_update
-from .dpo import OnlineDPO, online_dpo_rollout
+from .dpo import NLL_NORMS, OnlineDPO, online_dpo_rollout
 
 # %% auto #0
 __all__ = ['PromptEnvSpec', 'math_problems', 'MathPromptEnv', 'LLMConfig', 'GRPOConfig', 'PreferenceConfig', 'OnlineDPOConfig',
@@ -158,8 +158,9 @@ class PreferenceConfig(LLMConfig):
     "What the DPO algorithms share (online here, on a fixed dataset in `loomnb.llm.preference`)."
     beta: float = 0.1            # DPO inverse temperature
     nll_coef: float = 0.0        # Weight of the chosen completions' NLL (RPO)
+    nll_norm: str = "sequence"   # That NLL averaged per completion ("sequence") or over all the chosen tokens ("token", TRL's)
     def validate(self):
-        super().validate(); self.check_range("beta", 0.0, lo_open=True); self.check_range("nll_coef", 0.0)
+        super().validate(); self.check_range("beta", 0.0, lo_open=True); self.check_range("nll_coef", 0.0); self.check_choice("nll_norm", NLL_NORMS)
 
 @dataclass
 class OnlineDPOConfig(PreferenceConfig):
@@ -268,7 +269,7 @@ class OnlineDPOAlgorithm(LLMCheckpoints, LLMAlgorithm):
     def _build(self, model, ref_model):
         c = self.config
         self.odpo = self._inner = OnlineDPO(model, copy.deepcopy(model) if ref_model is None else ref_model, self._env_reward, c.beta, c.group_size,
-                                            c.max_new_tokens, self.tokenizer, c.learning_rate, c.temperature, c.top_k or None, c.max_grad_norm, nll_coef=c.nll_coef)
+                                            c.max_new_tokens, self.tokenizer, c.learning_rate, c.temperature, c.top_k or None, c.max_grad_norm, nll_coef=c.nll_coef, nll_norm=c.nll_norm)
         self.model, self.ref_model, self.optimizer = self.odpo.model, self.odpo.ref_model, self.odpo.dpo.optimizer
 
     def collect(self, state: TrainState, on_step=None) -> dict:

@@ -214,6 +214,14 @@ def ms(v) -> str:
     "mean ± sample sd of a list of per-seed figures (both bench_llm scripts' tables)"
     v = np.array(v, float); return f"{v.mean():.3f} ± {v.std(ddof=1) if len(v) > 1 else 0:.3f}"
 
+def mci(v) -> str:
+    "mean [95% t-interval of the mean over seeds] of a list of per-seed figures, in points (x100)"
+    from scipy import stats
+    v = 100 * np.array(v, float); m = v.mean()
+    if len(v) < 2: return f"{m:+.1f}"
+    h = stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
+    return f"{m:+.1f} [{m - h:+.1f}, {m + h:+.1f}]"
+
 def load_line(res) -> str:
     "The machine's load over the run and the seed count: the first words of every summary."
     return f"\nload {res['load_start'][0]:.1f} -> {res['load_end'][0]:.1f}; mean ± sd over {len(res['seeds'])} seeds"

@@ -13,6 +13,10 @@ greedy on validation), then from that one checkpoint, each in a fresh subprocess
     chosen = the answer, rejected = the start model's wrong sample), beta 0.1, sigmoid loss, lr 5e-4, batch 32,
     reference log-probs computed once, --dpo-epochs epochs. The optimizer steps are timed alone on both sides (TRL:
     `trainer.train()`; its reference pass runs in `DPOTrainer.__init__`), the reference pass apart (`ref_s`).
+    `dpo+nll=A+norm=token` adds the chosen-NLL (RPO) term on both sides: loomnb `DPO(nll_coef=A, nll_norm="token")`,
+    TRL `loss_type=["sigmoid", "sft"]`, `loss_weights=[1, A]` (TRL 1.x's form of the former `rpo_alpha`; its `sft`
+    term is the mean NLL over the batch's chosen tokens, loomnb's "token" norm: `--loss-check` compares one batch's
+    loss in both). online_dpo* runs loomnb alone, from the same SFT start.
 The model is loomnb's `CausalLM` in both: TRL gets it wrapped as a `transformers` `PreTrainedModel` (backbone + LM
 head, attention_mask -> loomnb's segment-id mask) and the char tokenizer as a `PreTrainedTokenizerFast` with the same
 ids (the worker checks both). Every trained model is evaluated by loomnb's `evaluate` on the 200 held-out problems.
@@ -20,7 +24,7 @@ ids (the worker checks both). Every trained model is evaluated by loomnb's `eval
   python bench/bench_llm_trl.py --seeds 3 --json bench/results/llm_trl.json   # makes bench/.venv-trl on first use
 """
 from __future__ import annotations
-import argparse, json, os, subprocess, sys, tempfile
+import argparse, json, os, subprocess, sys, tempfile, time
 import numpy as np
 import torch
 
@@ -85,6 +89,7 @@ def main():
     p.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
     p.add_argument("--min-digits", type=int, default=1, help="operands have at least this many digits (1: from 0)")
     p.add_argument("--max-digits", type=int, default=2, help="operands have at most this many digits")
+    p.add_argument("--repeat", type=int, default=1, help="run every algorithm this many times per seed, the libraries' order alternated (timing noise)")
     p.add_argument("--json", default=None)
     p.add_argument("--summary", default=None, help="print the tables of a JSON written by --json, run nothing")
     p.add_argument("--loss-check", action="store_true", help="compare one batch's DPO + NLL loss in both libraries, run nothing else")
@@ -102,8 +107,8 @@ def main():
             ck = os.path.join(d, f"sft{seed}.pt"); train, val, test = B.tasks(seed)
             s = B.sub(["--_one", str(seed), "sft", ck], fwd[-2:]); s["runs"] = {}
             print(f"seed {seed}: SFT {s['sft_steps']} steps, start {s['start']}", flush=True)
-            for algo in a.algos.split(","):
-                order = ("loomnb", "trl") if seed % 2 == 0 else ("trl", "loomnb")   # alternated: load drift hits both alike
+            for rep, algo in ((rep, algo) for rep in range(a.repeat) for algo in a.algos.split(",")):
+                order = ("loomnb", "trl") if (seed + rep) % 2 == 0 else ("trl", "loomnb")   # alternated: load drift hits both alike
                 if algo.startswith("online_dpo"): order = ("loomnb",)   # no TRL side here
                 for lib in order:
                     if lib == "loomnb":
@@ -128,13 +133,13 @@ def main():
                             job |= {"pairs": [{"prompt": tok.decode(q.prompt_tokens), "chosen": tok.decode(q.chosen_tokens), "rejected": tok.decode(q.rejected_tokens)} for q in pairs],
                                     "lr": 5e-4, "batch_size": 32, "beta": kw["beta"], "sft_weight": kw["nll_coef"], "epochs": a.dpo_epochs}
                         r = run_trl(job); r["completions"] = 128 * a.grpo_steps if algo == "grpo" else 0; r["end"] = evaluate_state(out, test)
-                    s["runs"][f"{algo}/{lib}"] = r
+                    r["load_after"], r["time_end"] = os.getloadavg()[0], time.time()
+                    s["runs"][f"{algo}/{lib}" + (f"#{rep}" if rep else "")] = r
                     print(f"  {algo}/{lib}: {r['end']} | {r['optimizer_steps']} opt steps in {r['train_s']:.1f} s "
                           f"({r['optimizer_steps'] / r['train_s']:.1f}/s), rss {r['rss_mb']:.0f} MB", flush=True)
-            res["seeds"].append(s)
-    res["load_end"] = os.getloadavg()
-    if a.json:
-        with open(a.json, "w") as f: json.dump(res, f, indent=1)
+            res["seeds"].append(s); res["load_end"] = os.getloadavg()
+            if a.json:   # after every seed: a stopped run keeps the seeds it finished
+                with open(a.json, "w") as f: json.dump(res, f, indent=1)
     summary(res)
 
 def summary(res):
@@ -152,6 +157,17 @@ def summary(res):
         rs = [s["runs"][k] for s in res["seeds"]]
         if rs[0].get("ref_s") is not None:
             print(f"{k}: reference pass (once, before the steps; not in train s) {ms([r['ref_s'] for r in rs])} s wall, {ms([r['ref_cpu_s'] for r in rs])} s CPU")
+    print("\nΔ from the SFT start, points, mean over seeds [95% t-interval]; per seed in brackets")
+    print("| algo / library | Δ pass@1 | Δ pass@8 | per seed Δ pass@1 |")
+    print("|---|---|---|---|")
+    for k in keys:
+        rs = [s["runs"][k] for s in res["seeds"]]
+        d1 = [r["end"]["pass@1"] - x["pass@1"] for r, x in zip(rs, start)]; d8 = [r["end"]["pass@8"] - x["pass@8"] for r, x in zip(rs, start)]
+        print(f"| {k} | {B.mci(d1)} | {B.mci(d8)} | {', '.join(f'{100 * x:+.1f}' for x in d1)} |")
+    for algo in sorted({k.split('/')[0] for k in keys}):
+        if f"{algo}/trl" not in keys: continue
+        d1 = [s["runs"][f"{algo}/loomnb"]["end"]["pass@1"] - s["runs"][f"{algo}/trl"]["end"]["pass@1"] for s in res["seeds"]]
+        print(f"{algo}: pass@1 loomnb - TRL, points: {B.mci(d1)}")
     for algo in sorted({k.split('/')[0] for k in keys}):
         if f"{algo}/trl" not in keys: continue
         ratio = [s["runs"][f"{algo}/loomnb"]["optimizer_steps"] / s["runs"][f"{algo}/loomnb"]["train_s"] / (s["runs"][f"{algo}/trl"]["optimizer_steps"] / s["runs"][f"{algo}/trl"]["train_s"]) for s in res["seeds"]]

@@ -16,14 +16,15 @@ Two parts (each its own command, run one at a time, under `nice`):
 * ``--part planner``: a cheap probe of planner settings with the model held fixed. For each seed, one PETS run (the
   ``--pets`` settings) trains ``--fit-steps`` env steps (its checkpoint is kept in ``--ckpt-dir`` and reused); then
   each setting of ``--settings`` (``;``-separated, each ``key=value,key=value`` of `PETSConfig`'s planner fields,
-  ``base`` for none) plays ``--probe-episodes`` deterministic episodes from the same starts (seed 20_000 + s), the
+  ``base`` for none) plays ``--probe-episodes`` deterministic episodes from the same starts (seed 20_000 + 100 s), the
   warm start cleared and the planner's generator reseeded before each. Records the returns and the planning ms per
   env step (the batched evaluation's, per observation, and ``--plan-reps`` single-observation plans). With
   ``--probe-episodes 0`` it only times: ``--plan-reps`` rounds of one single-observation plan of each setting,
   interleaved (so that the machine's load changes touch every setting alike).
 * ``--part returns``: sample efficiency. For each seed, one PETS and one SAC run (rl-zoo3's SAC setting for Pendulum,
   lr 1e-3, the other SB3 defaults) are trained to each budget of ``--budgets`` in turn (the same run continues), and
-  at each budget scored by a deterministic evaluation of 5 episodes on a fresh env (seed 10_000 + s). Records wall
+  at each budget scored by a deterministic evaluation of 5 episodes on a fresh env (seed 10_000 + 100 s: env i of it
+  10_000 + 100 s + i, so seeds never share a start; `start_seed`). Records wall
   time per 1k env steps and, for PETS, where it goes (model fit, planning, the rest: env, buffer, loop).
 
 The summary gives, per algorithm and budget, the IQM of the returns with a 95% stratified-bootstrap CI over seeds
@@ -42,6 +43,22 @@ import numpy as np
 import torch
 
 ALGOS = {"pets": {}, "sac": {"learning_rate": 1e-3}, "dreamer": {}}   # config overrides of each (loomnb defaults otherwise)
+
+EVAL_BASE, PROBE_BASE, STARTS_PER_SEED = 10_000, 20_000, 100
+
+
+def start_seed(s: int, base: int = EVAL_BASE) -> int:
+    """The reset seed of seed `s`'s evaluation envs (env i of it is seeded `start_seed(s) + i`, as `evaluate` does).
+
+    Seeds are `STARTS_PER_SEED` apart, so the starts of different seeds are disjoint for up to 100 episodes each (before
+    run 6 of the logbook it was `base + s`: seeds 0-4 shared 9 starts). `base`: `EVAL_BASE` for the returns part,
+    `PROBE_BASE` for the planner part."""
+    return base + STARTS_PER_SEED * s
+
+
+def evaluation_starts(seeds=range(5), n_episodes: int = 5) -> set[int]:
+    "The env seeds of the evaluation episodes of `seeds` (now and before run 6), which selection probes must not use."
+    return {start_seed(s) + i for s in seeds for i in range(n_episodes)} | set(range(EVAL_BASE, EVAL_BASE + max(seeds) + n_episodes))
 
 
 def random_episodes(n_episodes: int, seed: int):
@@ -156,12 +173,13 @@ def returns_part(seeds, budgets, out_path, algos):
                 t0 = time.perf_counter()
                 t.train(b, progress=False)
                 wall = time.perf_counter() - t0
-                ev = evaluate(t, "Pendulum-v1", n_episodes=5, seed=10_000 + s)
+                ev = evaluate(t, "Pendulum-v1", n_episodes=5, seed=start_seed(s))
                 timers = dict(getattr(t.algo, "timers", {}))
                 row = {"algo": a, "seed": s, "budget": b, "return": float(np.mean(ev.returns)),
                        "eval_returns": [float(r) for r in ev.returns], "train_wall_s": wall, "steps": b - step0,
                        "wall_per_1k_s": 1000 * wall / max(b - step0, 1), "timers_cum_s": timers,
                        "train_wall_cum_s": t.state.time_elapsed, "load": os.getloadavg()[0], "config": dict(ALGOS[a]),
+                       "eval_seed": start_seed(s),
                        "train_ep_returns": [round(float(r), 1) for r in t.state.ep_returns]}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
@@ -194,7 +212,7 @@ def planner_part(seeds, fit_steps, settings, n_episodes, reps, ckpt_dir, out_pat
             t = make_trainer("pets", s); t0 = time.perf_counter(); t.train(fit_steps, progress=False)
             print(f"seed {s}: trained {fit_steps} steps in {time.perf_counter() - t0:.0f} s", flush=True)
             os.makedirs(ckpt_dir, exist_ok=True); t.save(ck)
-        algo = t.algo; base = {k: getattr(algo.config, k) for k in ("horizon", "population", "elites", "cem_iterations", "cem_alpha", "init_std", "particles", "cem_return")}
+        algo = t.algo; base = {k: getattr(algo.config, k) for k in ("horizon", "population", "elites", "cem_iterations", "cem_alpha", "init_std", "particles", "cem_return", "noise_beta")}
         b = algo.buffer; obs1 = np.asarray(b.next_obs[len(b) - 1], np.float32).reshape(1, -1)
         if n_episodes == 0:   # timing only: `reps` rounds of one single-observation plan of each setting, interleaved
             ms = {text: [] for text in settings}
@@ -215,14 +233,14 @@ def planner_part(seeds, fit_steps, settings, n_episodes, reps, ckpt_dir, out_pat
             for k, v in st.items(): setattr(algo.config, k, v)
             algo.config.validate()
             algo.warm = {}; algo.gen.manual_seed(s)
-            env = make("Pendulum-v1", num_envs=n_episodes, seed=20_000 + s)
+            env = make("Pendulum-v1", num_envs=n_episodes, seed=start_seed(s, PROBE_BASE))
             p0, t0 = algo.timers["planning"], time.perf_counter()
-            ev = evaluate(t, env, n_episodes=n_episodes, seed=20_000 + s)
+            ev = evaluate(t, env, n_episodes=n_episodes, seed=start_seed(s, PROBE_BASE))
             wall = time.perf_counter() - t0; plan = algo.timers["planning"] - p0; env.close()
             ms1 = []
             for _ in range(reps):
                 t1 = time.perf_counter(); algo.plan(obs1, "bench"); ms1.append(1000 * (time.perf_counter() - t1))
-            row = {"seed": s, "fit_steps": fit_steps, "setting": text, "config": st, "return": float(np.mean(ev.returns)),
+            row = {"seed": s, "fit_steps": fit_steps, "setting": text, "config": st, "eval_seed": start_seed(s, PROBE_BASE), "return": float(np.mean(ev.returns)),
                    "eval_returns": [float(r) for r in ev.returns], "eval_wall_s": wall,
                    "plan_ms_per_obs_batched": 1000 * plan / (200 * n_episodes), "plan_ms_single_median": float(np.median(ms1)),
                    "load": os.getloadavg()[0]}

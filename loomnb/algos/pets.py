@@ -18,8 +18,8 @@ from ..agents.dynamics import GaussianEnsemble, fit_ensemble
 from ..fast import make_rollout
 
 # %% auto #0
-__all__ = ['KNOWN_REWARDS', 'PETSConfig', 'pendulum_reward', 'register_reward', 'known_reward', 'cem_update', 'cem_plan',
-           'ts_noise', 'ts_rollout', 'PETS']
+__all__ = ['KNOWN_REWARDS', 'PETSConfig', 'pendulum_reward', 'register_reward', 'known_reward', 'colored_basis', 'colored_noise',
+           'cem_update', 'cem_plan', 'ts_noise', 'ts_rollout', 'PETS']
 
 # %% ../../nbs/48_algos.pets.ipynb #c005
 @dataclass
@@ -44,6 +44,7 @@ class PETSConfig(OffPolicyConfig):
     cem_alpha: float = 0.1           # CEM momentum (weight of the previous mean/std)
     init_std: float = 0.5            # CEM initial std of the normalised actions in [-1, 1]
     cem_return: str = "mean"         # The plan acted on: "mean" (the last CEM mean, as in the paper) or "best" (the best-scored candidate of all iterations, as in mbrl-lib)
+    noise_beta: float = 0.0          # Colour of the CEM noise along the horizon: power spectrum 1/f^noise_beta (0: white, as in the paper; iCEM uses 2-3)
     particles: int = 5               # TS-inf particles per candidate (a multiple of n_members)
     reward: str = "auto"             # "known" (the env's reward function), "learned" (the model's reward), "auto": known when available
 
@@ -53,6 +54,7 @@ class PETSConfig(OffPolicyConfig):
             self.check_range(k, 1)
         self.check_range("cem_alpha", 0, 1, hi_open=True)
         self.check_range("init_std", 0, None, lo_open=True)
+        self.check_range("noise_beta", 0, 10)
         self.check_range("holdout", 0, 0.5)
         self.check_range("weight_decay", 0); self.check_range("bound_coef", 0)
         self.check_choice("reward", ("auto", "known", "learned"))
@@ -82,6 +84,36 @@ def known_reward(env_id: str | None) -> Callable | None:
     "The known reward function of `env_id`, or None."
     return None if not env_id else KNOWN_REWARDS.get(str(env_id).split("-v")[0])
 
+# %% ../../nbs/48_algos.pets.ipynb #c016b
+def colored_basis(H: int, # Horizon (sequence length)
+                  beta: float, # Spectral exponent: power at frequency k/H proportional to max(k, 1)^-beta
+                  dtype: torch.dtype=torch.float32,
+                 ) -> torch.Tensor: # [H, H]: row j is the j-th scaled cosine/sine over the H steps
+    "The Fourier basis of `colored_noise`: `z @ basis` with z standard normal [.., H] has spectrum 1/f^beta and unit variance per step."
+    if isinstance(H, bool) or not isinstance(H, (int, np.integer)) or H < 1: raise ValueError(f"colored_basis: `H` must be a positive int, got {H!r}")
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0 <= beta <= 10:
+        raise ValueError(f"colored_basis: `beta` must be a number in [0, 10], got {beta!r}")
+    t, rows = torch.arange(H, dtype=torch.float64), []
+    for k in range(H // 2 + 1):
+        w = (0.5 if k == 0 or 2 * k == H else 1.0) / max(k, 1) ** beta
+        rows.append(math.sqrt(w) * torch.cos(2 * math.pi * k * t / H))
+        if 0 < k and 2 * k != H: rows.append(math.sqrt(w) * torch.sin(2 * math.pi * k * t / H))
+    B = torch.stack(rows)
+    return (B / B.pow(2).sum(0).sqrt()).to(dtype)      # every column (step) of unit norm: W = sum of the w_k
+
+def colored_noise(shape: tuple, # [..., H, a]: sequences of length H along dim -2 (one per action dimension)
+                  beta: float, # Spectral exponent (0: white noise, `torch.randn` itself)
+                  generator: torch.Generator | None=None, # Source of the draws
+                  dtype: torch.dtype=torch.float32,
+                 ) -> torch.Tensor: # [..., H, a] unit-variance noise, correlated along the horizon
+    "Standard-normal noise with power spectrum 1/f^beta along dim -2 (iCEM's coloured noise)."
+    if beta == 0: return torch.randn(shape, generator=generator, dtype=dtype)
+    *lead, H, a = shape
+    B = colored_basis(H, beta, dtype)
+    z = torch.randn((*lead, a, B.shape[0]), generator=generator, dtype=dtype)
+    return (z @ B).transpose(-1, -2)
+
+
 # %% ../../nbs/48_algos.pets.ipynb #c012
 def cem_update(mean: torch.Tensor, # [N, H, a] current mean
                std: torch.Tensor, # [N, H, a] current std
@@ -103,12 +135,13 @@ def cem_plan(objective: Callable, # [N, pop, H, a] -> [N, pop] scores
              generator: torch.Generator | None=None, # Source of the samples
              low: float=-1.0, high: float=1.0, # Action box (samples are clipped to it)
              return_best: bool=False, # Return the best-scored sample of all iterations instead of the final mean
+             noise_beta: float=0.0, # Colour of the sampling noise along the horizon (`colored_noise`; 0: white)
             ) -> torch.Tensor: # [N, H, a] the final mean (or the best sample)
     "Cross-entropy-method search for the sequences that maximise `objective`."
     std = torch.full_like(mean, init_std)
     best, best_score = mean.clone(), torch.full((mean.shape[0],), -math.inf, dtype=mean.dtype)
     for _ in range(n_iters):
-        eps = torch.randn((mean.shape[0], population, *mean.shape[1:]), generator=generator, dtype=mean.dtype)
+        eps = colored_noise((mean.shape[0], population, *mean.shape[1:]), noise_beta, generator, mean.dtype)
         samples = (mean[:, None] + std[:, None] * eps).clamp(low, high)
         scores = objective(samples)
         scores = torch.where(torch.isfinite(scores), scores, torch.full_like(scores, -1e10))
@@ -186,7 +219,7 @@ class _PETSPlanning:
             return ts_rollout(self.model, o, acts, c.particles, self._reward, noise=noise)
         with torch.no_grad():
             mean = cem_plan(objective, mean, c.population, c.elites, c.cem_iterations, c.init_std, c.cem_alpha, self.gen,
-                            return_best=c.cem_return == "best")
+                            return_best=c.cem_return == "best", noise_beta=c.noise_beta)
         self.warm[key] = mean
         self.timers["planning"] += time.perf_counter() - t0
         return mean[:, 0].numpy()

@@ -1,7 +1,7 @@
 """Benchmark WEAVE on Deep Sea Treasure: hypervolume of the greedy policies trained for several preference vectors.
 
 Usage:  python bench/bench_weave.py [--seeds 3] [--steps 60000] [--cheb-steps 100000] [--workers 2] [--summarise] [--only convex,concave,chebyshev,ablation]
-        [--out bench/results/weave_raw.json] [--first-seed 0] [--resume] [--explore C --explore-end 0.5]
+        [--convex-ent 0.1] [--concave-ent 0.3] [--out bench/results/weave_raw.json] [--first-seed 0] [--resume] [--explore C --explore-end 0.5] [--sil sil_coef=1,sil_buffer=64]
 Setting: MO-Gymnasium's Deep Sea Treasure maps (native loomnb.envs.mo.DeepSeaTreasureVecEnv, equal step for step to
 MO-Gymnasium's), 100-step limit, reward vector (treasure, time). Points are the discounted vector returns of one greedy
 episode, gamma = 0.99; hypervolume against the reference point (0, -50) (loomnb.eval.mo.hypervolume). One WEAVE run
@@ -13,6 +13,7 @@ per preference vector and seed; per seed, the hypervolume of the set of points i
   --explore C: the linear groups train on VisitBonus(DST) (a third component c / sqrt(visits of s'), loomnb.envs.mo)
            with beta = (w, 1 - w, C) annealed linearly to (w, 1 - w, 0) by --explore-end of the run; points are scored
            on (treasure, time) only
+  --sil k=v,...: WEAVE's self-imitation settings (WEAVEConfig sil_*) for the convex, concave and chebyshev groups
   ablation convex beta = (0.3, 0.7), 20k steps: linear utility of the greedy return for K=1, J=1, no gating, critic weights
 Pendulum: python bench/bench_weave.py --pendulum weave_sac,sac [--pendulum-seeds 0,1,2,3,4] [--budgets 5000,10000,20000]
         [--pendulum-out bench/results/weave_pendulum.json]
@@ -48,6 +49,16 @@ def dst_setup(map: str, config: dict, explore: float = 0.0, explore_end: float =
     return WEAVEConfig(**{**BASE, **cfg}), make
 
 
+def sil_settings(text: str) -> dict:
+    "'sil_coef=1,sil_buffer=64' -> {'sil_coef': 1.0, 'sil_buffer': 64} (integers stay integers)."
+    out = {}
+    for kv in filter(None, text.split(",")):
+        k, v = kv.split("=")
+        if not k.startswith("sil_"): sys.exit(f"--sil: {k!r} is not a self-imitation setting (sil_coef, sil_buffer, sil_batch, sil_updates, sil_value_coef)")
+        out[k] = int(v) if k in ("sil_buffer", "sil_batch", "sil_updates") else float(v)
+    return out
+
+
 def run_one(job):
     "Train one WEAVE run; returns the job with its greedy discounted vector return."
     import torch
@@ -66,10 +77,10 @@ def jobs(args):
     out = []
     for s in range(args.first_seed, args.first_seed + args.seeds):
         if "convex" in args.only:
-            out += [dict(group="convex", map="convex", seed=s, steps=args.steps, w=w, config=dict(beta=(w, 1 - w), ent_coef=0.1))
+            out += [dict(group="convex", map="convex", seed=s, steps=args.steps, w=w, config=dict(beta=(w, 1 - w), ent_coef=args.convex_ent))
                     for w in np.round(np.linspace(0, 1, 11), 2).tolist()]
         if "concave" in args.only:
-            out += [dict(group="concave", map="concave", seed=s, steps=args.steps, w=w, config=dict(beta=(w, 1 - w), ent_coef=0.3))
+            out += [dict(group="concave", map="concave", seed=s, steps=args.steps, w=w, config=dict(beta=(w, 1 - w), ent_coef=args.concave_ent))
                     for w in (0.0, 0.25, 0.5, 0.75, 1.0)]
         if "chebyshev" in args.only:
             out += [dict(group="chebyshev", map="concave", seed=s, steps=args.cheb_steps, w=b,
@@ -80,6 +91,9 @@ def jobs(args):
                              "no gating": dict(gating=False), "disagreement": dict(critic_weights="disagreement"),
                              "mean": dict(critic_weights="mean")}.items():
                 out.append(dict(group="ablation", map="convex", seed=s, steps=20_000, w=name, config=dict(beta=(0.3, 0.7), ent_coef=0.05, **kw)))
+    if args.sil:
+        for j in out:
+            if j["group"] != "ablation": j["config"].update(args.sil); j["sil"] = dict(args.sil)
     if args.explore:
         for j in out:
             if j["group"] in ("convex", "concave"): j.update(explore=args.explore, explore_end=args.explore_end)
@@ -228,6 +242,7 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser()
     p.add_argument("--seeds", type=int, default=3); p.add_argument("--steps", type=int, default=60_000)
     p.add_argument("--workers", type=int, default=2); p.add_argument("--cheb-ent", type=float, default=0.1)
+    p.add_argument("--convex-ent", type=float, default=0.1); p.add_argument("--concave-ent", type=float, default=0.3)
     p.add_argument("--cheb-steps", type=int, default=100_000); p.add_argument("--summarise", action="store_true")
     p.add_argument("--only", default="convex,concave,chebyshev,ablation"); p.add_argument("--out", default="bench/results/weave_raw.json")
     p.add_argument("--peer", default=None, help="run morl-baselines methods instead: pql, envelope (comma-separated)")
@@ -238,10 +253,11 @@ if __name__ == "__main__":
     p.add_argument("--first-seed", type=int, default=0, help="DST seeds first-seed .. first-seed + seeds - 1 (selection of settings: 100)")
     p.add_argument("--explore", type=float, default=0.0, help="linear groups: weight c of a VisitBonus component (c / sqrt(visits)), annealed to 0")
     p.add_argument("--explore-end", type=float, default=0.5, help="share of the run at which the bonus weight reaches 0")
+    p.add_argument("--sil", default="", help="self-imitation settings, e.g. sil_coef=1,sil_buffer=64 (WEAVEConfig sil_* fields)")
     p.add_argument("--pendulum", default=None, help=f"run Pendulum-v1 variants instead: {', '.join(PENDULUM)} (comma-separated)")
     p.add_argument("--pendulum-seeds", default="0,1,2,3,4"); p.add_argument("--budgets", default="5000,10000,20000")
     p.add_argument("--pendulum-out", default="bench/results/weave_pendulum.json")
-    args = p.parse_args(); args.only = args.only.split(",")
+    args = p.parse_args(); args.only = args.only.split(","); args.sil = sil_settings(args.sil)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     if args.pendulum:
         if args.summarise: print(summarise_pendulum(json.load(open(args.pendulum_out))))
@@ -255,7 +271,7 @@ if __name__ == "__main__":
         print(summarise(json.load(open(args.out)))); raise SystemExit
     J = jobs(args); t0 = time.time()
     res = json.load(open(args.out)) if args.resume and os.path.exists(args.out) else []
-    key = lambda j: (j["group"], j["map"], j["seed"], j["w"], j["steps"], j.get("explore"), j.get("explore_end"))
+    key = lambda j: (j["group"], j["map"], j["seed"], j["w"], j["steps"], j.get("explore"), j.get("explore_end"), json.dumps(j.get("sil"), sort_keys=True))
     J = [j for j in J if key(j) not in {key(r) for r in res}]
     if args.workers > 1:
         import multiprocessing as mp

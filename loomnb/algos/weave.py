@@ -8,6 +8,7 @@ Docs: https://loomorg.github.io/loomnb/algos.weave.html.md"""
 from __future__ import annotations
 import math, time
 from dataclasses import dataclass
+from typing import NamedTuple
 import numpy as np
 import torch
 from torch import nn
@@ -23,7 +24,8 @@ from ..train.learner import TrainState, register_algorithm
 
 # %% auto #0
 __all__ = ['WEAVEConfig', 'mixture_logprob', 'ensemble_value', 'disagreement_weights', 'chebyshev_utility', 'dual_update',
-           'weave_loss', 'WEAVEPolicy', 'WeaveRewards', 'WEAVE', 'vector_returns']
+           'weave_loss', 'scalarised_rewards', 'returns_to_go', 'sil_loss', 'SILEpisode', 'SILEpisodes', 'WEAVEPolicy',
+           'WeaveRewards', 'WEAVE', 'vector_returns']
 
 # %% ../../nbs/46_algos.weave.ipynb #w005
 @dataclass
@@ -59,10 +61,16 @@ class WEAVEConfig(Config):
     obs_scale: float = 1.0             # Observations are multiplied by this before the networks
     constraints: dict | None = None    # "dual": {component: minimum expected episode return}
     dual_lr: float = 0.05              # "dual": step size of the multiplier update
+    sil_coef: float = 0.0              # Self-imitation loss weight (0: off)
+    sil_buffer: int = 64               # Self-imitation: finished episodes kept (the best by their return)
+    sil_batch: int = 256               # Self-imitation: transitions per minibatch
+    sil_updates: int = 4               # Self-imitation: minibatch steps after each PPO update
+    sil_value_coef: float = 0.01       # Self-imitation: weight of the value term (the paper's beta^sil)
     def validate(self):
         for k in ("n_envs", "n_steps", "n_epochs", "batch_size", "n_components", "n_critics", "hidden"): self.check_range(k, 1)
         for k in ("learning_rate", "clip_eps", "max_grad_norm", "return_scale", "obs_scale", "dual_lr"): self.check_range(k, 0, None, lo_open=True)
-        for k in ("vf_coef", "ent_coef"): self.check_range(k, 0)
+        for k in ("vf_coef", "ent_coef", "sil_coef", "sil_value_coef"): self.check_range(k, 0)
+        for k in ("sil_buffer", "sil_batch", "sil_updates"): self.check_range(k, 1)
         self.check_range("schedule_end", 0, 1, lo_open=True)
         for k in ("gamma", "gae_lambda", "mo_gamma"): self.check_range(k, 0, 1)
         self.check_choice("critic_weights", ("learned", "disagreement", "mean"))
@@ -147,6 +155,59 @@ def weave_loss(new_logp, old_logp, adv, # [B] log-probs (current, behaviour) and
         st = dict(policy_loss=pg.detach(), value_loss=vl.detach(), entropy=ent.mean().detach(),
                   approx_kl=((ratio - 1) - logratio).mean(), clipfrac=((ratio - 1).abs() > cfg.clip_eps).float().mean())
     return loss, st
+
+# %% ../../nbs/46_algos.weave.ipynb #wsil1
+def scalarised_rewards(vecs: np.ndarray, # [T, h] reward vectors of one episode
+                       beta: np.ndarray, # [h] weights
+                       cfg: WEAVEConfig, # scalarization, utopia, mo_gamma
+                      ) -> np.ndarray:
+    "[T] scalar rewards: linear beta . R_t, or Chebyshev utility increments u(G_{t+1}) - u(G_t) with G_t = sum_{k<t} mo_gamma^k R_k."
+    vecs, beta = np.asarray(vecs, np.float64), np.asarray(beta, np.float64)
+    if cfg.scalarization == "linear": return vecs @ beta
+    G = np.concatenate([np.zeros((1, vecs.shape[1])), np.cumsum(cfg.mo_gamma ** np.arange(len(vecs))[:, None] * vecs, 0)])
+    return np.diff(chebyshev_utility(G, beta, np.asarray(cfg.utopia, np.float64)))
+
+def returns_to_go(r: np.ndarray, # [T] rewards of one finished episode
+                  gamma: float, # Discount
+                 ) -> np.ndarray:
+    "[T] R_t = sum_{k>=0} gamma^k r_{t+k} (nothing after the episode's last step)."
+    out, acc = np.empty(len(r)), 0.0
+    for t in range(len(r) - 1, -1, -1): acc = r[t] + gamma * acc; out[t] = acc
+    return out
+
+def sil_loss(logp, v, v_each, ret, # [B] log pi(a|s), [B] combined value, [B, J] each critic, [B] returns R
+             cfg: WEAVEConfig, # sil_coef, sil_value_coef
+            ) -> tuple[torch.Tensor, dict]:
+    "sil_coef * (-mean(log pi * (R - V)_+) + sil_value_coef * L_V^sil), the advantage held constant; with detached stats."
+    adv = (ret - v).clamp_min(0).detach()
+    pg = -(logp * adv).mean()
+    vl = 0.5 * ((ret[:, None] - v_each).clamp_min(0).square().mean() + (ret - v).clamp_min(0).square().mean())
+    loss = cfg.sil_coef * (pg + cfg.sil_value_coef * vl)
+    return loss, dict(sil_policy_loss=pg.detach(), sil_value_loss=vl.detach(), sil_adv=adv.mean())
+
+# %% ../../nbs/46_algos.weave.ipynb #wsil4
+class SILEpisode(NamedTuple):
+    "One finished episode for self-imitation."
+    obs: np.ndarray       # [T, ...] observations (as the policy sees them, before obs_scale)
+    actions: np.ndarray   # [T, ...] actions taken
+    vecs: np.ndarray      # [T, h] reward vectors
+    beta: np.ndarray      # [h] weights the episode was collected under
+
+class SILEpisodes:
+    "Self-imitation memory: the `size` best finished episodes by their discounted return under the current weights."
+    def __init__(self, size: int): self.size, self.eps = size, []
+    def __len__(self): return len(self.eps)
+    def add(self, ep: SILEpisode): self.eps.append(ep)
+    def transitions(self, beta, # [h] weights for every episode, or None: each episode's own
+                    cfg: WEAVEConfig, # gamma and the scalarization
+                   ):
+        "Keep the best `size` episodes by start return; (obs, actions, returns-to-go) of their transitions and the best start return."
+        rs = [scalarised_rewards(e.vecs, e.beta if beta is None else beta, cfg) for e in self.eps]
+        start = np.array([r @ cfg.gamma ** np.arange(len(r)) for r in rs])
+        keep = np.argsort(-start, kind="stable")[:self.size]
+        self.eps = [self.eps[i] for i in keep]
+        R = np.concatenate([returns_to_go(rs[i], cfg.gamma) for i in keep])
+        return np.concatenate([e.obs for e in self.eps]), np.concatenate([e.actions for e in self.eps]), R, float(start[keep[0]])
 
 # %% ../../nbs/46_algos.weave.ipynb #w013
 def _mlp(i, o, h, gain=math.sqrt(2), out_gain=1.0):
@@ -242,6 +303,7 @@ class WeaveRewards(VecEnvWrapper):
             if k not in names: raise ValueError(f"`WEAVEConfig.constraints` names {k!r}: expected one of the reward components {names}")
         self.B = np.tile(self.beta0, (N, 1)); self.fixed = None   # fixed: [N, h] weights set by evaluation
         self.G = np.zeros((N, h)); self.disc = np.ones(N); self.ep_vec = np.zeros((N, h)); self.done_vec = []
+        self.log = None   # a list: each step appends (reward vectors [N, h], weights B [N, h]) (self-imitation)
         self.pref, self.cheb = cfg.beta_mode == "preference", cfg.scalarization == "chebyshev"
         self.z = None if cfg.utopia is None else np.asarray(cfg.utopia, np.float64)
         extra = (h if self.pref else 0) + (h if self.cheb else 0)
@@ -268,6 +330,7 @@ class WeaveRewards(VecEnvWrapper):
     def step(self, actions):
         obs, rew, te, tr, info = self.env.step(actions)
         vec = reward_vector(info, self.env).astype(np.float64)
+        if self.log is not None: self.log.append((vec, self.B.copy()))
         G1 = self.G + self.disc[:, None] * vec
         r = (self._u(G1) - self._u(self.G)) if self.cheb else (vec * self.B).sum(1)
         self.ep_vec += self.disc[:, None] * vec; self.G = G1; self.disc = self.disc * self.cfg.mo_gamma
@@ -296,9 +359,13 @@ class WEAVE(OnPolicyAlgorithm):
         policy = policy or WEAVEPolicy(env.single_observation_space.shape[0], env.single_action_space, c)
         super().__init__(env, c, device, policy, **kw)
         self._apply_dual()
+        if c.sil_coef > 0:   # self-imitation: the memory, the episodes under way per copy, and its own sampling stream
+            self.sil, self._open, self.sil_rng = SILEpisodes(c.sil_buffer), [[] for _ in range(env.num_envs)], np.random.default_rng(1)
 
     def make_optimizer(self): return make_adam(self.policy.parameters(), self.config.learning_rate, 1e-5)
-    def seed_rng(self, seed: int): super().seed_rng(seed); self.env.rng = np.random.default_rng(seed + 1)
+    def seed_rng(self, seed: int):
+        super().seed_rng(seed); self.env.rng = np.random.default_rng(seed + 1)
+        if self.config.sil_coef > 0: self.sil_rng = np.random.default_rng(seed + 2)
 
     def _apply_dual(self):
         "Set the weight of each constrained component to its multiplier."
@@ -310,7 +377,9 @@ class WEAVE(OnPolicyAlgorithm):
             f = min(1.0, state.global_step / (c.schedule_end * max(1, getattr(state, "total_timesteps", 0) or 1)))
             w.B[:] = (1 - f) * w.beta0 + f * np.asarray(c.beta_final, np.float64)
         w.done_vec = []
+        if c.sil_coef > 0: w.log = []
         m = super().collect(state, on_step)
+        if c.sil_coef > 0: self._sil_store(w.log)
         if w.done_vec:
             mv = np.mean(w.done_vec, 0)
             m.update({f"rollout/return_{n}": float(x) for n, x in zip(w.names, mv)})
@@ -319,6 +388,38 @@ class WEAVE(OnPolicyAlgorithm):
                 self._apply_dual()
         m.update({f"train/lambda_{k}": v for k, v in self.lam.items()})
         return m
+
+    def _sil_store(self, log):
+        "Append this rollout's steps to each copy's open episode; finished episodes go into the memory."
+        b = self.buffer
+        for t, (vec, B) in enumerate(log):
+            done = b.terminated[t] | b.truncated[t]
+            for i, ep in enumerate(self._open):
+                ep.append((b.obs[t, i].copy(), b.actions[t, i].copy(), vec[i], B[i]))
+                if done[i]:
+                    o, a, r, bb = zip(*ep)
+                    self.sil.add(SILEpisode(np.stack(o), np.stack(a), np.stack(r), bb[0])); self._open[i] = []
+
+    def sil_update(self) -> dict:
+        "`sil_updates` steps of sil_loss on memory transitions drawn with probability proportional to (R - V)_+."
+        c = self.config
+        if not len(self.sil): return {}
+        O, A, R, best = self.sil.transitions(None if self.env.pref else self.env.B[0], c)
+        O, A = torch.as_tensor(O, device=self.device), torch.as_tensor(A, device=self.device)
+        R = torch.as_tensor(R, dtype=torch.float32, device=self.device)
+        with torch.no_grad(): p = (R - self.policy.get_value(O)).clamp_min(0).double().cpu().numpy()
+        out = {"train/sil_best_return": best, "train/sil_positive": float((p > 0).mean())}
+        if p.sum() <= 0: return out
+        params, st = list(self.policy.parameters()), []
+        for _ in range(c.sil_updates):
+            i = torch.as_tensor(self.sil_rng.choice(len(p), c.sil_batch, p=p / p.sum()), device=self.device)
+            lp, _, v, ve = self.policy.evaluate_all(O[i], A[i])
+            loss, s = sil_loss(lp, v, ve, R[i], c)
+            self.optimizer.zero_grad(set_to_none=True); loss.backward()
+            nn.utils.clip_grad_norm_(params, c.max_grad_norm); self.optimizer.step()
+            st.append(torch.stack(list(s.values())))
+        out.update({f"train/{k}": m for k, m in zip(s, torch.stack(st).mean(0).tolist())})
+        return out
 
     def update(self, state: TrainState) -> dict:
         t0, c = time.perf_counter(), self.config
@@ -335,7 +436,9 @@ class WEAVE(OnPolicyAlgorithm):
         means = torch.stack(ep[-max(1, len(ep) // c.n_epochs):]).mean(0).tolist()
         out = {f"train/{k}": m for k, m in zip(("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "grad_norm"), means)}
         out.update({"train/explained_var": explained_variance(self.buffer.values.ravel(), self.buffer.returns.ravel()),
-                    "train/lr": lr, "time/update": time.perf_counter() - t0})
+                    "train/lr": lr})
+        if c.sil_coef > 0: out.update(self.sil_update())
+        out["time/update"] = time.perf_counter() - t0
         return out
 
 register_algorithm("weave", WEAVE)

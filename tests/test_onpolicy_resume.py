@@ -57,3 +57,39 @@ def test_bench_ppo_script_runs(tmp_path):
     r = json.loads(out.read_text())
     assert r[0]["lib"] == "loomnb" and r[0]["steps"] == 2048 and r[0]["sps"] > 0 and r[0]["rss_mb"] > 0
     assert "loomnb" in p.stdout
+
+
+WEAVE_CFGS = {  # the states WEAVE keeps between iterations: preference draws, Chebyshev's running returns, self-imitation
+    "preference_sil": dict(beta_mode="preference", sil_coef=1.0, sil_buffer=8),
+    "chebyshev_sil": dict(beta=(0.5, 0.5), scalarization="chebyshev", utopia=(125.0, 0.0), sil_coef=1.0, sil_buffer=8),
+}
+
+
+@pytest.mark.parametrize("name", list(WEAVE_CFGS))
+def test_weave_resume_in_fresh_process_equals_uninterrupted(tmp_path, name):
+    cfg = dict(n_envs=4, n_steps=64, batch_size=64, n_epochs=2, **WEAVE_CFGS[name])
+    head = f"""
+        import torch; torch.set_num_threads(1)
+        from loomnb.train.learner import Trainer, Callback
+        from loomnb.algos.weave import WEAVEConfig
+        from loomnb.envs.mo import DeepSeaTreasureVecEnv
+        mk = lambda: DeepSeaTreasureVecEnv(4, map="concave")
+        cfg = {cfg!r}
+    """
+    first = _py(head + """
+        class SaveAndStop(Callback):
+            def after_iteration(self, state):
+                if state.iteration == 3: self.trainer.save("mid.pt"); return False
+        t = Trainer("weave", env=mk(), seed=7, config=WEAVEConfig(**cfg)); t.train(2048); t.save("full.pt")
+        Trainer("weave", env=mk(), seed=7, config=WEAVEConfig(**cfg), callbacks=[SaveAndStop()]).train(2048)
+    """, tmp_path)
+    assert first.returncode == 0, first.stderr
+    second = _py(head + """
+        t = Trainer.from_checkpoint("mid.pt", env=mk()); t.train(); t.save("resumed.pt")
+    """, tmp_path)
+    assert second.returncode == 0, second.stderr
+    a = torch.load(tmp_path / "full.pt", weights_only=True)
+    b = torch.load(tmp_path / "resumed.pt", weights_only=True)
+    for k, v in a["algo_state"]["policy"].items(): assert torch.equal(v, b["algo_state"]["policy"][k]), (name, k)
+    assert a["train_state"]["ep_returns"] == b["train_state"]["ep_returns"]
+    assert len(a["algo_state"]["sil"]["episodes"]) == len(b["algo_state"]["sil"]["episodes"]) > 0

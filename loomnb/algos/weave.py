@@ -367,6 +367,27 @@ class WEAVE(OnPolicyAlgorithm):
         super().seed_rng(seed); self.env.rng = np.random.default_rng(seed + 1)
         if self.config.sil_coef > 0: self.sil_rng = np.random.default_rng(seed + 2)
 
+    def state_dict(self) -> dict:
+        "The on-policy state plus what WEAVE keeps between iterations: the weights wrapper's per-copy state and draw stream, the dual multipliers and the self-imitation memory (so a checkpoint resumes exactly)."
+        w = self.env
+        d = {**super().state_dict(), "lam": dict(self.lam),
+             "weights": {"rng": w.rng.bit_generator.state, "B": w.B.copy(), "beta0": w.beta0.copy(), "G": w.G.copy(), "disc": w.disc.copy(), "ep_vec": w.ep_vec.copy()}}
+        if self.config.sil_coef > 0:
+            d["sil"] = {"rng": self.sil_rng.bit_generator.state, "episodes": [e._asdict() for e in self.sil.eps],
+                        "open": [[list(x) for x in ep] for ep in self._open]}
+        return d
+
+    def load_state_dict(self, d: dict):
+        super().load_state_dict(d); w = self.env
+        self.lam = {k: float(v) for k, v in d.get("lam", self.lam).items()}
+        if "weights" in d:   # files written before WEAVE saved its own state restart the draws
+            st = d["weights"]; w.rng.bit_generator.state = st["rng"]
+            for k in ("B", "beta0", "G", "disc", "ep_vec"): getattr(w, k)[:] = np.asarray(st[k])
+        if self.config.sil_coef > 0 and "sil" in d:
+            st = d["sil"]; self.sil_rng.bit_generator.state = st["rng"]
+            self.sil.eps = [SILEpisode(**{k: np.asarray(v) for k, v in e.items()}) for e in st["episodes"]]
+            self._open = [[tuple(np.asarray(v) for v in x) for x in ep] for ep in st["open"]]
+
     def _apply_dual(self):
         "Set the weight of each constrained component to its multiplier."
         for k, lam in self.lam.items(): self.env.B[:, self.env.names.index(k)] = lam; self.env.beta0[self.env.names.index(k)] = lam

@@ -100,7 +100,7 @@ def cql_critic_update(critic, critic_opt, # Critic ensemble and its optimizer
                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: # Q [K, B], TD loss, gaps [K] (detached)
     "The critics' step: TD loss + weight * sum_k gap_k, by autograd."
     q = critic(obs, actions)
-    td = 0.5 * (q - y).pow(2).mean(1).sum()
+    td = (q - y).pow(2).mean(1).sum()
     gap = cql_gap(q, corrected_q(critic(s_obs, s_act), log_mu), temperature)   # [K]
     critic_opt.zero_grad(set_to_none=True); (td + weight * gap.sum()).backward(); critic_opt.step()
     return q.detach(), td.detach(), gap.detach()

@@ -34,9 +34,9 @@ def cql_critic_grads(critic: EnsembleQNetwork, # ReLU critic ensemble
     z = qs.div_(temperature)
     lse = torch.logsumexp(z, -1)                                          # [K, B]
     gap = (temperature * lse - q).mean(-1)
-    td = 0.5 * (q - y).pow(2).mean(1).sum()
+    td = (q - y).pow(2).mean(1).sum()
     g = torch.empty_like(q_all)
-    torch.sub(q - y, weight, out=g[:, :B]).div_(B)
+    torch.sub((q - y).mul_(2.0), weight, out=g[:, :B]).div_(B)
     sm = z.sub_(lse.unsqueeze(-1)).exp_().mul_(weight / B)                # dL/dq_hat [K, B, 3n]
     g[:, B:].view(K, 3, B, -1).copy_(sm.view(K, B, 3, -1).permute(0, 2, 1, 3))
     ensemble_backward(critic, hs, g, ws)

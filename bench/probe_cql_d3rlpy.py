@@ -4,8 +4,9 @@ of each; every loss term, the gradients and the updated weights compared.
 
 Usage:  python bench/probe_cql_d3rlpy.py [--data DIR] [--dataset medium-replay] [--hidden 64] [--override cql.FIELD=JSON ...]
 (re-runs itself in the d3rlpy venv of bench_offline.py, with this worktree's loomnb on the path; both libraries in one process).
-Runs loomnb twice: with its own target (a' ~ pi(s')) and with the target's noise set to zero (a' = tanh(mean), d3rlpy's
-default `soft_q_backup=False` target), so the rest of the step can be compared term by term.
+With loomnb's default backup (a' ~ pi(s')) it runs loomnb twice: with its own target and with the target's noise set to
+zero (a' = tanh(mean), d3rlpy's default `soft_q_backup=False` target), so the rest of the step can be compared term by
+term; with `--override 'cql.cql_target_action="mean"'` once.
 """
 import argparse, copy, json, os, sys
 from contextlib import contextmanager
@@ -116,18 +117,21 @@ def main():
 
     rows, out = [], {}
     def rel(a, b): a, b = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64); return float((a - b).norm() / max(b.norm(), 1e-12))
-    for label, tgt_noise in (("loomnb (a' ~ pi(s'))", e_tgt), ("loomnb, target noise 0 (a' = tanh(mean))", torch.zeros_like(e_tgt))):
+    variants = ((("loomnb (a' ~ pi(s'))", e_tgt), ("loomnb, target noise 0 (a' = tanh(mean))", torch.zeros_like(e_tgt)))
+                if lc.get("cql_target_action", "sample") == "sample" else (("loomnb, cql_target_action='mean'", None),))
+    for label, tgt_noise in variants:
+        tg = [] if tgt_noise is None else [tgt_noise]   # (the mean's backup draws nothing)
         lm = copy.deepcopy(lm0)
         c = lm.config
         # the terms, from the same weights and draws as the step below
-        with torch.no_grad(), fed_noise([tgt_noise, e_s, e_sn], [u01]):
+        with torch.no_grad(), fed_noise(tg + [e_s, e_sn], [u01]):
             from loomnb.algos.td3 import td3_critic_target
-            na, _ = lm.actor.sample(b.next_obs)
+            na = lm.actor.sample(b.next_obs)[0] if tg else lm.actor.deterministic(b.next_obs)
             y = td3_critic_target(lm.critic_target(b.next_obs, na), b.rewards, b.terminated, b.discounts)
             s_obs, s_act, log_mu = cql_proposals(b.obs, b.next_obs, lm.actor, n)
             q = lm.critic(b.obs, b.actions)
             gap = cql_gap(q, corrected_q(lm.critic(s_obs, s_act), log_mu), c.cql_temperature)
-        with fed_noise([tgt_noise, e_s, e_sn, e_a], [u01]) as (g, u):
+        with fed_noise(tg + [e_s, e_sn, e_a], [u01]) as (g, u):
             st = cql_step(lm.actor, lm.critic, lm.critic_target, lm.actor_opt, lm.critic_opt, lm.log_alpha, lm.log_cql_alpha,
                           lm.alpha_opt, b, c, lm.target_entropy)
             assert not g and not u

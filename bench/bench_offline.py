@@ -29,6 +29,11 @@ sys.path.insert(0, str(HERE))
 from peer_venv import peer_python
 
 
+def eval_seed(seed: int) -> int:
+    "Reset seed of run `seed`'s evaluation: the evaluator seeds its env i with this + i (8 envs), so runs 100 apart get disjoint starts (10,000 + seed shared 7 of 8 starts between seeds s and s + 1)."
+    return 10_000 + 100 * seed
+
+
 def child_loomnb(algo, path, seed, steps, eval_episodes, hidden):
     import torch
     torch.set_num_threads(1)
@@ -44,14 +49,14 @@ def child_loomnb(algo, path, seed, steps, eval_episodes, hidden):
     a.train(n_gradient_steps=10)                     # warm-up (not timed)
     t = time.perf_counter(); m = a.train(n_gradient_steps=steps - 10); dt = time.perf_counter() - t
     if eval_episodes == 0: return dict(ret=float("nan"), score=float("nan"), steps_per_s=(steps - 10) / dt, metrics=m)   # (--speed)
-    r = evaluate(a, ds.env_id, n_episodes=eval_episodes, seed=10_000 + seed)
+    r = evaluate(a, ds.env_id, n_episodes=eval_episodes, seed=eval_seed(seed))
     return dict(ret=r.mean, score=float(normalized_score(r.mean, ds.ref_min_score, ds.ref_max_score)),
                 steps_per_s=(steps - 10) / dt, metrics=m)
 
 
-def child_d3rlpy(algo, path, seed, steps, eval_episodes, hidden):
-    import numpy as np, torch, h5py, d3rlpy
-    torch.set_num_threads(1)
+def d3rlpy_algo(algo, path, seed, hidden):
+    "d3rlpy's learner of `algo` built on the HDF5 dataset at `path` with loomnb's settings of this run (LOOMNB_BENCH_CONFIG), and the dataset."
+    import numpy as np, h5py, d3rlpy
     meta = json.loads((Path(path) / "data" / "metadata.json").read_text())
     cols = {k: [] for k in ("observations", "actions", "rewards", "terminals", "timeouts")}
     with h5py.File(Path(path) / "data" / "main_data.hdf5", "r") as f:
@@ -87,6 +92,13 @@ def child_d3rlpy(algo, path, seed, steps, eval_episodes, hidden):
     else: raise ValueError(algo)
     a = cfg.create(device="cpu:0")
     a.build_with_dataset(ds)
+    return a, ds, meta
+
+
+def child_d3rlpy(algo, path, seed, steps, eval_episodes, hidden):
+    import torch, d3rlpy
+    torch.set_num_threads(1)
+    a, ds, meta = d3rlpy_algo(algo, path, seed, hidden)
     a.fit(ds, n_steps=10, n_steps_per_epoch=10, show_progress=False, save_interval=10**9, experiment_name="warm", with_timestamp=True, logger_adapter=d3rlpy.logging.NoopAdapterFactory())
     t = time.perf_counter()
     a.fit(ds, n_steps=steps - 10, n_steps_per_epoch=steps - 10, show_progress=False, save_interval=10**9, logger_adapter=d3rlpy.logging.NoopAdapterFactory())
@@ -159,7 +171,7 @@ def run_d3rlpy(py, algo, path, seed, steps, ep, hidden):
         p.stdin.write(json.dumps(np.asarray(obs).tolist()) + "\n"); p.stdin.flush()
         return np.asarray(json.loads(p.stdout.readline()), np.float32)
     ds = load_dataset(path)
-    r = evaluate(pol, ds.env_id, n_episodes=ep, seed=10_000 + seed) if ep else None   # (--speed: no evaluation)
+    r = evaluate(pol, ds.env_id, n_episodes=ep, seed=eval_seed(seed)) if ep else None   # (--speed: no evaluation)
     pid = p.pid
     rss = _peak_rss_mb(pid)
     p.stdin.close(); p.wait()

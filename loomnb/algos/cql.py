@@ -20,10 +20,12 @@ from .sac import sac_actor_loss, sac_alpha_loss
 from .td3 import td3_critic_target
 
 # %% auto #0
-__all__ = ['CQL_STATS', 'CQLConfig', 'cql_gap', 'cql_discrete_gap', 'cql_proposals', 'corrected_q', 'cql_samples',
-           'cql_critic_update', 'cql_step', 'cql_discrete_step', 'CQL']
+__all__ = ['CQL_TARGET_ACTIONS', 'CQL_STATS', 'CQLConfig', 'cql_gap', 'cql_discrete_gap', 'cql_proposals', 'corrected_q',
+           'cql_samples', 'cql_critic_update', 'cql_step', 'cql_discrete_step', 'CQL']
 
 # %% ../../nbs/45d_algos.cql.ipynb #c005
+CQL_TARGET_ACTIONS = ("sample", "mean")   # `CQLConfig.cql_target_action`
+
 @dataclass
 class CQLConfig(OfflineConfig):
     "CQL hyperparameters (rlox's `cql_alpha`; CORL/d3rlpy defaults elsewhere)."
@@ -32,6 +34,7 @@ class CQLConfig(OfflineConfig):
     cql_temperature: float = 1.0     # Temperature of the log-sum-exp
     cql_lagrange: bool = False       # Tune cql_alpha as a Lagrange multiplier (continuous only)
     cql_target_action_gap: float = 10.0  # The gap the multiplier enforces
+    cql_target_action: str = "sample"  # The backup's a' at s': "sample" (a' ~ pi(s'), the paper's code, CORL) or "mean" (tanh of the mean, d3rlpy's)
     actor_learning_rate: float = 1e-4  # Adam step size of the actor and the temperatures (critics: learning_rate)
     tau: float = 0.005               # Polyak factor of the target critics (continuous)
     target_update_interval: int = 1000  # Gradient steps between hard target copies (discrete)
@@ -44,6 +47,7 @@ class CQLConfig(OfflineConfig):
         super().validate()
         self.check_range("cql_alpha", 0); self.check_range("cql_n_actions", 1)
         self.check_range("cql_temperature", 0, None, lo_open=True); self.check_range("cql_target_action_gap", 0)
+        self.check_choice("cql_target_action", CQL_TARGET_ACTIONS)
         self.check_range("actor_learning_rate", 0, None, lo_open=True)
         self.check_range("tau", 0, 1, lo_open=True); self.check_range("target_update_interval", 1); self.check_range("n_critics", 1)
         self.check_range("ent_coef", 0, None, lo_open=True)
@@ -100,7 +104,7 @@ def cql_critic_update(critic, critic_opt, # Critic ensemble and its optimizer
                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: # Q [K, B], TD loss, gaps [K] (detached)
     "The critics' step: TD loss + weight * sum_k gap_k, by autograd."
     q = critic(obs, actions)
-    td = 0.5 * (q - y).pow(2).mean(1).sum()
+    td = (q - y).pow(2).mean(1).sum()
     gap = cql_gap(q, corrected_q(critic(s_obs, s_act), log_mu), temperature)   # [K]
     critic_opt.zero_grad(set_to_none=True); (td + weight * gap.sum()).backward(); critic_opt.step()
     return q.detach(), td.detach(), gap.detach()
@@ -112,7 +116,7 @@ def cql_step(actor, critic, critic_target, actor_opt, critic_opt, # Networks and
     "One continuous CQL step: critics (TD + conservative gap), then actor and temperatures (the engine room's `make_step('cql', ...)` is its fast twin)."
     alpha = log_alpha.detach().exp() if log_alpha is not None else torch.tensor(c.ent_coef)
     with torch.no_grad():
-        na, _ = actor.sample(batch.next_obs)
+        na = actor.deterministic(batch.next_obs) if c.cql_target_action == "mean" else actor.sample(batch.next_obs)[0]
         y = td3_critic_target(critic_target(batch.next_obs, na), batch.rewards, batch.terminated, batch.discounts)
     s_obs, s_act, log_mu = cql_proposals(batch.obs, batch.next_obs, actor, c.cql_n_actions)
     ca = log_cql_alpha.detach().exp().clamp(0.0, 1e6) if log_cql_alpha is not None else torch.tensor(c.cql_alpha)
@@ -177,7 +181,7 @@ class CQL(OfflineAlgorithm):
         nets = {"actor": self.actor, "critic": self.critic, "critic_target": self.critic_target}
         self._fast = make_step("cql", nets, {"actor": self.actor_opt, "critic": self.critic_opt, "alpha": self.alpha_opt},
                                log_alpha=self.log_alpha, log_cql_alpha=self.log_cql_alpha, fixed_alpha=c.ent_coef, cql_alpha=c.cql_alpha,
-                               n_actions=c.cql_n_actions, temperature=c.cql_temperature, target_action_gap=c.cql_target_action_gap,
+                               n_actions=c.cql_n_actions, temperature=c.cql_temperature, target_action_gap=c.cql_target_action_gap, target_action=c.cql_target_action,
                                target_entropy=self.target_entropy, tau=c.tau, target_fn=td3_critic_target)   # None: `cql_step`
 
     def _step(self, b):

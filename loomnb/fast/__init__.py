@@ -23,7 +23,7 @@ __all__ = ['STEP_KINDS', 'make_step', 'make_exchange', 'make_rollout']
 STEP_KINDS = {"ppo": ("vf_coef", "ent_coef", "clip_vloss", "max_grad_norm"), "a2c": ("vf_coef", "ent_coef", "max_grad_norm"),
               "sac": ("log_alpha", "fixed_alpha", "target_entropy", "precision", "target_fn"),
               "td3": ("target_noise", "noise_clip", "tau", "precision", "smooth_fn", "target_fn"),
-              "cql": ("log_alpha", "log_cql_alpha", "fixed_alpha", "cql_alpha", "n_actions", "temperature", "target_action_gap",
+              "cql": ("log_alpha", "log_cql_alpha", "fixed_alpha", "cql_alpha", "n_actions", "temperature", "target_action_gap", "target_action",
                       "target_entropy", "tau", "target_fn")}
 
 def make_step(kind: str, # One of `STEP_KINDS`

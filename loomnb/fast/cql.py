@@ -34,9 +34,9 @@ def cql_critic_grads(critic: EnsembleQNetwork, # ReLU critic ensemble
     z = qs.div_(temperature)
     lse = torch.logsumexp(z, -1)                                          # [K, B]
     gap = (temperature * lse - q).mean(-1)
-    td = 0.5 * (q - y).pow(2).mean(1).sum()
+    td = (q - y).pow(2).mean(1).sum()
     g = torch.empty_like(q_all)
-    torch.sub(q - y, weight, out=g[:, :B]).div_(B)
+    torch.sub((q - y).mul_(2.0), weight, out=g[:, :B]).div_(B)
     sm = z.sub_(lse.unsqueeze(-1)).exp_().mul_(weight / B)                # dL/dq_hat [K, B, 3n]
     g[:, B:].view(K, 3, B, -1).copy_(sm.view(K, B, 3, -1).permute(0, 2, 1, 3))
     ensemble_backward(critic, hs, g, ws)
@@ -65,7 +65,7 @@ def cql_step_hand(target_fn, # The algorithm's pure target: (next_q, rewards, te
                   optimizers: tuple, # (actor's, critics', temperatures' or None)
                   log_alpha, log_cql_alpha, # Learnable log temperature and log multiplier, or None (fixed)
                   batch, # Minibatch (a `loomnb.train.offpolicy.TorchBatch`)
-                  c: dict, # fixed_alpha, cql_alpha, n_actions, temperature, target_action_gap, target_entropy, tau
+                  c: dict, # fixed_alpha, cql_alpha, n_actions, temperature, target_action_gap, target_action, target_entropy, tau
                   layers: list, # `relu_mlp_layers(actor.net)`
                   params: tuple, # (critic parameters, target parameters)
                   ws: tuple=(None, None), # Workspaces of the B-row passes and of the critic pass (see `scratch`)
@@ -77,11 +77,11 @@ def cql_step_hand(target_fn, # The algorithm's pure target: (next_q, rewards, te
     out, hs = mlp_forward(layers, torch.cat([obs, nobs]), ws)             # the actor at s and s' (hs live until its backward)
     mean, ls_raw = out[:, :d], out[:, d:]
     ls = ls_raw.clamp(actor.log_std_min, actor.log_std_max); std = ls.exp()
-    e_t = obs.new_empty(B, d).normal_()                                    # cql_step's draws in its order: a' ~ pi(s'),
+    e_t = obs.new_empty(B, d).normal_() if c["target_action"] == "sample" else None   # cql_step's draws in its order: a' ~ pi(s') (none for the mean),
     e_p = obs.new_empty(2, B, n, d); e_p[0].normal_(); e_p[1].normal_()   # n proposals from pi(s), then n from pi(s'),
     unif = torch.rand(B * n, d, device=dev) * 2 - 1                        # n uniform ones, then the actor loss's a ~ pi(s)
     e_a = obs.new_empty(B, d).normal_()
-    at = torch.tanh(torch.addcmul(mean[B:], std[B:], e_t))
+    at = torch.tanh(mean[B:] if e_t is None else torch.addcmul(mean[B:], std[B:], e_t))
     y = target_fn(ensemble_forward(critic_target, torch.cat([nobs, at], 1), None, ws)[0], batch.rewards, batch.terminated, batch.discounts)
     m2, l2 = mean.view(2, B, 1, d), ls.view(2, B, 1, d)
     u_p = torch.addcmul(m2, std.view(2, B, 1, d), e_p)                     # [2, B, n, d]
@@ -109,7 +109,7 @@ def cql_step_hand(target_fn, # The algorithm's pure target: (next_q, rewards, te
     return torch.stack([critic_loss, gap.mean(), (alpha * logp - qmin).mean(), alpha.reshape(()), ca.reshape(()), q.mean()])
 
 # %% ../../nbs/36ga_fast.cql.ipynb #c010c
-CQL_COEFS = ("fixed_alpha", "cql_alpha", "n_actions", "temperature", "target_action_gap", "target_entropy", "tau")
+CQL_COEFS = ("fixed_alpha", "cql_alpha", "n_actions", "temperature", "target_action_gap", "target_action", "target_entropy", "tau")
 
 class CQLFastStep:
     "`cql_step_hand` on fixed networks as a `Step`: `step(batch)` -> stats [6] (as `loomnb.algos.cql.CQL_STATS`)."

@@ -15,9 +15,10 @@ from .exchange import TRANSPORTS, PairExchange, PairGradSync, pair_exchange, pai
 from .q import offpolicy_step
 from .cql import cql_fast_step
 from .planning import ROLLOUT_REWARDS, TSRolloutFast, ts_rollout_fast
+from .llm import shares_prefix, shared_prefix_logps
 
 # %% auto #0
-__all__ = ['STEP_KINDS', 'make_step', 'make_exchange', 'make_rollout']
+__all__ = ['STEP_KINDS', 'make_step', 'make_exchange', 'make_rollout', 'make_pair_logps']
 
 # %% ../../nbs/36h_fast.ipynb #d5e2535f
 STEP_KINDS = {"ppo": ("vf_coef", "ent_coef", "clip_vloss", "max_grad_norm"), "a2c": ("vf_coef", "ent_coef", "max_grad_norm"),
@@ -67,3 +68,10 @@ def make_rollout(model: torch.nn.Module, # The dynamics ensemble the planner sco
         raise ValueError(f"make_rollout: `reward` must be one of {ROLLOUT_REWARDS} or None, got {reward!r}.{did_you_mean(str(reward), ROLLOUT_REWARDS)}")
     if reward is None or not fast_enabled(): return None
     return ts_rollout_fast(model, reward, action_low, action_half)
+
+# %% ../../nbs/36h_fast.ipynb #mpl02
+def make_pair_logps(model: torch.nn.Module, # The policy or the reference whose pair rows are scored
+                   ):
+    "The engine room's shared-prefix log-probabilities of pair rows for `model`, `f(x, mask) -> [2B]`, or None (fast paths off, or none applies)."
+    if not fast_enabled() or not shares_prefix(model): return None
+    return lambda x, mask: shared_prefix_logps(model, x, mask)

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from ..fast import make_adam
+from ..fast import make_adam, make_pair_logps
 from .model import CharTokenizer
 from .model import check_models
 from .model import sample_completions
@@ -23,8 +23,8 @@ from .grpo import check_prompts
 from .grpo import check_rewards
 
 # %% auto #0
-__all__ = ['NLL_NORMS', 'DPOPair', 'pair_batch', 'pair_rows', 'sequence_logps', 'dpo_loss', 'chosen_nll', 'as_pairs',
-           'check_pairs', 'DPO', 'math_preference_pairs', 'online_dpo_rollout', 'OnlineDPO']
+__all__ = ['NLL_NORMS', 'DPOPair', 'pair_batch', 'pair_rows', 'sequence_logps', 'pair_logps', 'dpo_loss', 'chosen_nll',
+           'as_pairs', 'check_pairs', 'DPO', 'math_preference_pairs', 'online_dpo_rollout', 'OnlineDPO']
 
 # %% ../../nbs/98_llm.dpo.ipynb #d006
 def _ids(name, v, allow_empty=False):
@@ -73,6 +73,11 @@ def pair_rows(x: torch.Tensor, # [2N, T] tokens of all the pairs (`pair_batch(pa
 def sequence_logps(model: nn.Module, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     "Sum over the masked (completion) tokens of log pi(token | prefix): [B]."
     return (token_logprobs(model, x) * mask).sum(-1)
+
+def pair_logps(model: nn.Module, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    "`sequence_logps` of pair rows (chosen rows, then rejected rows of the same prompts): [2B]; the engine room's pass reads each prompt once."
+    fast = make_pair_logps(model)   # None: fast paths off, or a model it does not cover
+    return sequence_logps(model, x, mask) if fast is None else fast(x, mask)
 
 # %% ../../nbs/98_llm.dpo.ipynb #d013
 def dpo_loss(policy_chosen: torch.Tensor, # [B] log pi_theta(y_w | x)
@@ -208,7 +213,7 @@ class DPO(_DPOLoop):
         out = []
         for s in range(0, len(pairs), batch_size):
             x, m = pair_batch(pairs[s:s + batch_size], self.tokenizer.pad_id)
-            lp = sequence_logps(self.ref_model, x.to(self._dev), m.to(self._dev))
+            lp = pair_logps(self.ref_model, x.to(self._dev), m.to(self._dev))
             out.append(torch.stack(lp.chunk(2), 1))
         return torch.cat(out)
 
@@ -221,7 +226,7 @@ class DPO(_DPOLoop):
 
     def _loss(self, x, m, ref) -> tuple[torch.Tensor, dict]:
         "The loss of checked rows `x`, mask `m` [2B, T] (chosen, then rejected) against reference log-probs `ref` [B, 2]."
-        pc, pr = sequence_logps(self.model, x, m).chunk(2)
+        pc, pr = pair_logps(self.model, x, m).chunk(2)
         loss, st = dpo_loss(pc, pr, ref[:, 0], ref[:, 1], self.beta)
         if self.nll_coef == 0: return loss, st
         nll = chosen_nll(pc, m[:len(pc)].sum(1), self.nll_norm)

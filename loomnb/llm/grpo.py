@@ -23,16 +23,18 @@ from .model import token_logprobs
 from .model import packed_token_logprobs
 
 # %% auto #0
-__all__ = ['grpo_loss', 'check_prompts', 'check_rewards', 'grpo_rollout', 'grpo_update', 'GRPO']
+__all__ = ['KL_COEF', 'grpo_loss', 'check_prompts', 'check_rewards', 'grpo_rollout', 'grpo_update', 'GRPO']
 
 # %% ../../nbs/97_llm.grpo.ipynb #g006
+KL_COEF = 0.05   # the default weight of the KL to the reference, here, in `GRPO` and in the Trainer's `GRPOConfig`
+
 def grpo_loss(logp: torch.Tensor, # [B, T] log pi_theta of the tokens (with grad)
               old_logp: torch.Tensor, # [B, T] log pi_old at sampling time
               ref_logp: torch.Tensor, # [B, T] log pi_ref of the frozen reference
               advantages: torch.Tensor, # [B] advantage of each sequence, or [B, T] per token (packed rows)
               mask: torch.Tensor, # [B, T] bool, True on completion tokens
               clip_eps: float=0.2, # Ratio clip range
-              kl_coef: float=0.1, # beta, weight of the k3 KL penalty
+              kl_coef: float=KL_COEF, # beta, weight of the k3 KL penalty
              ) -> tuple[torch.Tensor, dict]: # loss, stats (policy_loss, kl, clipfrac)
     "Clipped token-level GRPO loss with a k3 KL penalty, averaged over the unmasked tokens."
     m = mask.to(logp.dtype); n = m.sum().clamp_min(1.0)
@@ -154,7 +156,7 @@ class GRPO(_GRPOFiles):
                  ref_model: nn.Module, # Frozen reference (a copy of the starting model); must not share parameters with `model`
                  reward_fn, # `reward_fn(prompts, completions) -> floats`, lists of text of equal length
                  group_size: int=4, # G, completions per prompt (>= 2)
-                 kl_coef: float=0.1, # beta, weight of the k3 KL to the reference
+                 kl_coef: float=KL_COEF, # beta, weight of the k3 KL to the reference
                  max_new_tokens: int=8, # Most tokens per completion
                  tokenizer=None, # Text <-> ids (default `CharTokenizer()`)
                  learning_rate: float=1e-4, # Adam learning rate

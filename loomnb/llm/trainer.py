@@ -21,7 +21,7 @@ from ..train.state import Callback, TrainState
 from ..train.registry import register_algorithm
 from .model import CharTokenizer, CausalLM, sample_completions
 from .task import MathTask, addition_problems, prompt_text, evaluate
-from .grpo import GRPO, check_prompts, grpo_rollout, grpo_update
+from .grpo import GRPO, KL_COEF, check_prompts, grpo_rollout, grpo_update
 from .dpo import NLL_NORMS, OnlineDPO, online_dpo_rollout
 
 # %% auto #0
@@ -144,7 +144,7 @@ class LLMConfig(Config):
 @dataclass
 class GRPOConfig(LLMConfig):
     "GRPO on the MATH task (`loomnb.llm.grpo`)."
-    kl_coef: float = 0.05        # beta, weight of the k3 KL to the reference
+    kl_coef: float = KL_COEF     # beta, weight of the k3 KL to the reference (`GRPO`'s default)
     clip_eps: float = 0.2        # Ratio clip range
     num_iterations: int = 1      # Passes over each rollout
     batch_size: int = 32         # Completions per gradient step (0: the whole rollout)

@@ -6,9 +6,9 @@ Docs: https://loomorg.github.io/loomnb/fast.llm.html.md"""
 
 # %% ../../nbs/36k_fast.llm.ipynb #fl002
 from __future__ import annotations
+import inspect
 import torch
 import torch.nn as nn
-from ..llm.model import CausalLM, Block, CausalSelfAttention
 
 # %% auto #0
 __all__ = ['shared_prefix_rows', 'shares_prefix', 'shared_prefix_logps']
@@ -35,9 +35,10 @@ def shared_prefix_rows(x: torch.Tensor, # [2B, T] pair rows: B chosen rows, then
 
 # %% ../../nbs/36k_fast.llm.ipynb #fl009
 def shares_prefix(model: nn.Module) -> bool:
-    "Whether `model` is a `CausalLM` built of loomnb's own blocks (what the shared-prefix pass computes through)."
-    return (type(model).forward is CausalLM.forward and isinstance(model, CausalLM)
-            and all(type(b) is Block and type(b.attn) is CausalSelfAttention for b in model.blocks))
+    "Whether `model`'s forward takes `position_ids` and `attn_mask` (as loomnb's `CausalLM` does): what the pass runs through."
+    try: params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError): return False
+    return "position_ids" in params and "attn_mask" in params
 
 def shared_prefix_logps(model: nn.Module, # The policy or the reference
                         x: torch.Tensor, # [2B, T] pair rows (`pair_batch`: chosen rows, then rejected rows of the same prompts)
@@ -46,9 +47,7 @@ def shared_prefix_logps(model: nn.Module, # The policy or the reference
     "`sequence_logps(model, x, mask)` of pair rows with each prompt run once for both completions (None when `model` can't take it)."
     if not shares_prefix(model): return None
     r = shared_prefix_rows(x, mask)
-    h = model.tok_emb(r["tokens"]) + model.pos_emb(r["pos"])
-    for blk in model.blocks: h, _ = blk(h, None, r["attn_mask"])
-    logits = model.head(model.ln_f(h))
+    logits = model(r["tokens"], position_ids=r["pos"], attn_mask=r["attn_mask"])
     lsm = torch.log_softmax(logits.float(), -1)
     lp = lsm.gather(1, r["source"][..., None].expand(-1, -1, lsm.shape[-1])).gather(-1, r["tokens"][..., None]).squeeze(-1)
     return torch.cat([(lp * r["chosen"]).sum(-1), (lp * r["rejected"]).sum(-1)])

@@ -122,6 +122,7 @@ class CausalLM(nn.Module):
                 cache: KVCache|None=None, # Extended in place with these tokens' keys and values
                 position_ids: torch.Tensor|None=None, # [B, T] positions of packed sequences (with `segment_ids`)
                 segment_ids: torch.Tensor|None=None, # [B, T] sequence of each token: attention stays inside a sequence
+                attn_mask: torch.Tensor|None=None, # [B, 1, T, T] bool, which earlier tokens each token sees (instead of the causal mask)
                ) -> torch.Tensor: # [B, T, V] logits; row t scores the token after position t
         B, T = tokens.shape
         P = 0 if cache is None else cache.length
@@ -131,6 +132,10 @@ class CausalLM(nn.Module):
             if cache is not None or position_ids is None or segment_ids.shape != tokens.shape or position_ids.shape != tokens.shape:
                 raise ValueError("CausalLM: `segment_ids` needs `position_ids` of the shape of `tokens` and no `cache`")
             mask = (segment_ids[:, :, None] == segment_ids[:, None, :]).tril()[:, None]  # causal, block-diagonal
+        if attn_mask is not None:
+            if cache is not None or segment_ids is not None or attn_mask.dtype != torch.bool or attn_mask.shape != (B, 1, T, T):
+                raise ValueError(f"CausalLM: `attn_mask` must be a bool [B, 1, T, T] = {[B, 1, T, T]} tensor, without `cache` or `segment_ids`; got {attn_mask.dtype} {list(attn_mask.shape)}")
+            mask = attn_mask
         pos = torch.arange(P, P + T, device=tokens.device) if position_ids is None else position_ids
         x = self.tok_emb(tokens) + self.pos_emb(pos)
         for i, blk in enumerate(self.blocks):

@@ -15,10 +15,10 @@ from .exchange import TRANSPORTS, PairExchange, PairGradSync, pair_exchange, pai
 from .q import offpolicy_step
 from .cql import cql_fast_step
 from .planning import ROLLOUT_REWARDS, TSRolloutFast, ts_rollout_fast
-from .llm import shares_prefix, shared_prefix_logps
+from .llm import shares_prefix, shared_prefix_logps, shared_prefix_token_logps
 
 # %% auto #0
-__all__ = ['STEP_KINDS', 'make_step', 'make_exchange', 'make_rollout', 'make_pair_logps']
+__all__ = ['STEP_KINDS', 'make_step', 'make_exchange', 'make_rollout', 'make_pair_logps', 'make_token_logps']
 
 # %% ../../nbs/36h_fast.ipynb #d5e2535f
 STEP_KINDS = {"ppo": ("vf_coef", "ent_coef", "clip_vloss", "max_grad_norm"), "a2c": ("vf_coef", "ent_coef", "max_grad_norm"),
@@ -75,3 +75,9 @@ def make_pair_logps(model: torch.nn.Module, # The policy or the reference whose 
     "The engine room's shared-prefix log-probabilities of pair rows for `model`, `f(x, mask) -> [2B]`, or None (fast paths off, or none applies)."
     if not fast_enabled() or not shares_prefix(model): return None
     return lambda x, mask: shared_prefix_logps(model, x, mask)
+
+def make_token_logps(model: torch.nn.Module, # The policy, the sampling policy or the reference whose completion rows are scored
+                    ):
+    "The engine room's shared-prefix per-token log-probabilities of completion rows for `model`, `f(x, mask) -> [N, T]` (0 off the completion tokens), or None (fast paths off, or none applies)."
+    if not fast_enabled() or not shares_prefix(model): return None
+    return lambda x, mask: shared_prefix_token_logps(model, x, mask)

@@ -1,4 +1,4 @@
-"""The engine room's shared-prefix pass for preference pairs: each prompt is read once, its chosen and rejected completions attend to it in one row; `llm.dpo.sequence_logps` on the concatenated rows is its plain twin.
+"""The engine room's shared-prefix pass: rows that share a prompt (a DPO pair's chosen and rejected completions, a GRPO group's G completions) read the prompt once, each completion attending to it in one row; `token_logprobs` / `sequence_logps` on the plain rows is its plain twin.
 
 Docs: https://loomorg.github.io/loomnb/fast.llm.html.md"""
 
@@ -7,31 +7,62 @@ Docs: https://loomorg.github.io/loomnb/fast.llm.html.md"""
 # %% ../../nbs/36k_fast.llm.ipynb #fl002
 from __future__ import annotations
 import inspect
+import numpy as np
 import torch
 import torch.nn as nn
 
 # %% auto #0
-__all__ = ['shared_prefix_rows', 'shares_prefix', 'shared_prefix_logps']
+__all__ = ['shared_prefix_rows', 'shares_prefix', 'shared_prefix_token_logps', 'shared_prefix_logps']
 
 # %% ../../nbs/36k_fast.llm.ipynb #fl005
-def shared_prefix_rows(x: torch.Tensor, # [2B, T] pair rows: B chosen rows, then B rejected rows of the same prompts (`pair_batch`)
-                       mask: torch.Tensor, # [2B, T] their completion mask (a row: prompt, completion, padding)
-                      ) -> dict: # tokens, positions [B, L]; attn_mask [B, 1, L, L]; source [B, L] (the row scoring each token); chosen, rejected [B, L] masks
-    "One row per pair (prompt, chosen, rejected) with the positions, attention mask and scoring rows that make it read as the two plain rows."
-    B, T = len(x) // 2, x.shape[1]
-    mc, mr = mask[:B], mask[B:]
-    P, C, R = mc.int().argmax(1)[:, None], mc.sum(1)[:, None], mr.sum(1)[:, None]   # a completion starts after its prompt
-    L = int((P + C + R).max())
-    t = torch.arange(L, device=x.device)[None]
-    chosen, rejected = (t >= P) & (t < P + C), (t >= P + C) & (t < P + C + R)
-    col = torch.where(rejected, t - C, t).clamp_max(T - 1)          # where each token sits in its plain row
-    part = torch.where(t < P, 0, torch.where(chosen, 1, torch.where(rejected, 2, 3)))   # prompt, chosen, rejected, padding
-    tokens = torch.where(rejected, x[B:].gather(1, col), torch.where(part == 3, 0, x[:B].gather(1, col)))
-    pos = torch.where(part == 3, 0, col)
-    causal = t[0][None, :] <= t[0][:, None]
-    see = causal[None] & ((part[:, None, :] == 0) | (part[:, None, :] == part[:, :, None]))   # the prompt, and its own part
-    source = torch.where(pos == P, P - 1, t - 1).clamp_min(0)       # a completion's first token: the prompt's last
-    return {"tokens": tokens, "pos": pos, "attn_mask": see[:, None], "source": source, "chosen": chosen, "rejected": rejected}
+def shared_prefix_rows(x: torch.Tensor, # [N, T] rows: prompt, completion, padding (pair rows, a GRPO minibatch, any order)
+                       mask: torch.Tensor, # [N, T] their completion mask (one run of True per row, after a prompt of >= 1 token)
+                       max_len: int=256, # Longest layout row: a group whose prompt + completions exceed it is split (the prompt repeated)
+                      ) -> dict: # tokens, pos, source [R, L]; attn_mask [R, 1, L, L]; plain, shared: flat indices of the completion tokens in [N, T] and [R, L]
+    "Rows sharing a prompt laid out as one group (the prompt once, then each completion), groups packed into rows, with the positions, attention mask and scoring columns that make each completion read as its plain row."
+    N, T = x.shape
+    xc, mc = x.detach().cpu(), mask.detach().cpu().bool()
+    C = mc.sum(1); P = mc.int().argmax(1)
+    P = torch.where(C > 0, P, 0)
+    if bool(((P + C) > T).any()) or not bool((mc.int().cumsum(1).gather(1, (P + C - 1).clamp_min(0)[:, None])[:, 0] == C).all()) or bool(((C > 0) & (P < 1)).any()):
+        raise ValueError("shared_prefix_rows: `mask` must mark one run of completion tokens per row, after a prompt of at least one token")
+    Pl, Cl, xl = P.tolist(), C.tolist(), xc.tolist()
+    groups = {}                                                    # rows of the same prompt (tokens and length)
+    for i in range(N):
+        if Cl[i]: groups.setdefault(tuple(xl[i][:Pl[i]]), []).append(i)
+    cap = max(int(max_len), T)
+    chunks = []                                                    # (prompt length, member rows), each <= cap tokens
+    for rows in groups.values():
+        p, cur, n = Pl[rows[0]], [], Pl[rows[0]]
+        for i in rows:
+            if cur and n + Cl[i] > cap: chunks.append((p, cur)); cur, n = [], p
+            cur.append(i); n += Cl[i]
+        chunks.append((p, cur))
+    lens = [p + sum(Cl[i] for i in rows) for p, rows in chunks]
+    width, fill, at = max(max(lens, default=1), min(4 * T, cap)), [], [None] * len(chunks)
+    for k in sorted(range(len(chunks)), key=lambda k: -lens[k]):   # first-fit decreasing into rows of 4 plain rows' width (or the longest group's)
+        r = next((r for r, f in enumerate(fill) if f + lens[k] <= width), None)
+        if r is None: r = len(fill); fill.append(0)
+        at[k] = (r, fill[r]); fill[r] += lens[k]
+    R, L = max(len(fill), 1), max(fill, default=1)
+    tok, pos, src = np.zeros((R, L), np.int64), np.zeros((R, L), np.int64), np.tile(np.arange(L), (R, 1))
+    grp, part = np.full((R, L), -1), np.full((R, L), -1)
+    plain, shared = [], []
+    for k, ((p, rows), (r, o)) in enumerate(zip(chunks, at)):
+        tok[r, o:o + p] = xl[rows[0]][:p]; pos[r, o:o + p] = np.arange(p); grp[r, o:o + p] = k; part[r, o:o + p] = 0
+        c0 = o + p
+        for j, i in enumerate(rows):
+            c = Cl[i]
+            tok[r, c0:c0 + c] = xl[i][p:p + c]; pos[r, c0:c0 + c] = np.arange(p, p + c); grp[r, c0:c0 + c] = k; part[r, c0:c0 + c] = j + 1
+            src[r, c0] = o + p - 1; src[r, c0 + 1:c0 + c] = np.arange(c0, c0 + c - 1)   # the first token: the prompt's last
+            plain.append(i * T + np.arange(p, p + c)); shared.append(r * L + np.arange(c0, c0 + c)); c0 += c
+    dev = x.device
+    g, q = torch.from_numpy(grp), torch.from_numpy(part)
+    causal = torch.ones(L, L, dtype=torch.bool).tril()
+    see = causal[None] & (g[:, None, :] == g[:, :, None]) & ((q[:, None, :] == 0) | (q[:, None, :] == q[:, :, None]))   # own group: its prompt and its own completion
+    cat = lambda v: torch.from_numpy(np.concatenate(v) if v else np.zeros(0, np.int64)).to(dev)
+    return {"tokens": torch.from_numpy(tok).to(dev), "pos": torch.from_numpy(pos).to(dev), "attn_mask": see[:, None].to(dev),
+            "source": torch.from_numpy(src).to(dev), "plain": cat(plain), "shared": cat(shared), "shape": (N, T)}
 
 # %% ../../nbs/36k_fast.llm.ipynb #fl009
 def shares_prefix(model: nn.Module) -> bool:
@@ -40,14 +71,25 @@ def shares_prefix(model: nn.Module) -> bool:
     except (TypeError, ValueError): return False
     return "position_ids" in params and "attn_mask" in params
 
-def shared_prefix_logps(model: nn.Module, # The policy or the reference
-                        x: torch.Tensor, # [2B, T] pair rows (`pair_batch`: chosen rows, then rejected rows of the same prompts)
-                        mask: torch.Tensor, # [2B, T] their completion mask
-                       ) -> torch.Tensor | None: # [2B] log pi(completion | prompt): chosen rows, then rejected rows; None: `model` can't
-    "`sequence_logps(model, x, mask)` of pair rows with each prompt run once for both completions (None when `model` can't take it)."
+def shared_prefix_token_logps(model: nn.Module, # The policy, the reference or the sampling policy
+                              x: torch.Tensor, # [N, T] rows: prompt, completion, padding
+                              mask: torch.Tensor, # [N, T] their completion mask
+                              max_len: int=256, # Longest layout row (`shared_prefix_rows`)
+                             ) -> torch.Tensor | None: # [N, T] log pi(token | prompt, earlier completion tokens) on the completion tokens, 0 elsewhere; None: `model` can't
+    "Per-token log-probabilities of the completion tokens of `x` with each prompt run once for all its rows' completions (None when `model` can't take it)."
     if not shares_prefix(model): return None
-    r = shared_prefix_rows(x, mask)
+    r = shared_prefix_rows(x, mask, max_len)
     logits = model(r["tokens"], position_ids=r["pos"], attn_mask=r["attn_mask"])
-    lsm = torch.log_softmax(logits.float(), -1)
-    lp = lsm.gather(1, r["source"][..., None].expand(-1, -1, lsm.shape[-1])).gather(-1, r["tokens"][..., None]).squeeze(-1)
-    return torch.cat([(lp * r["chosen"]).sum(-1), (lp * r["rejected"]).sum(-1)])
+    V = logits.shape[-1]
+    lsm = torch.log_softmax(logits.float().gather(1, r["source"][..., None].expand(-1, -1, V)), -1)
+    lp = lsm.gather(-1, r["tokens"][..., None]).reshape(-1)
+    N, T = r["shape"]
+    return lp.new_zeros(N * T).index_copy(0, r["plain"], lp[r["shared"]]).view(N, T)
+
+def shared_prefix_logps(model: nn.Module, # The policy or the reference
+                        x: torch.Tensor, # [N, T] rows (e.g. `pair_batch`: chosen rows, then rejected rows of the same prompts)
+                        mask: torch.Tensor, # [N, T] their completion mask
+                       ) -> torch.Tensor | None: # [N] log pi(completion | prompt) of each row; None: `model` can't
+    "`sequence_logps(model, x, mask)` with each prompt run once for all its rows (None when `model` can't take it)."
+    lp = shared_prefix_token_logps(model, x, mask)
+    return None if lp is None else lp.sum(-1)

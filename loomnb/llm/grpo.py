@@ -16,6 +16,7 @@ from ..ops.llm import group_advantages
 from ..ops.llm import token_kl
 from ..buffers.tokens import VarLenStore
 from ..fast import make_adam
+from ..fast import make_token_logps
 from .model import CharTokenizer
 from .model import check_models
 from .model import sample_completions
@@ -23,7 +24,7 @@ from .model import token_logprobs
 from .model import packed_token_logprobs
 
 # %% auto #0
-__all__ = ['KL_COEF', 'grpo_loss', 'check_prompts', 'check_rewards', 'grpo_rollout', 'grpo_update', 'GRPO']
+__all__ = ['KL_COEF', 'grpo_loss', 'check_prompts', 'check_rewards', 'completion_logprobs', 'grpo_rollout', 'grpo_update', 'GRPO']
 
 # %% ../../nbs/97_llm.grpo.ipynb #g006
 KL_COEF = 0.05   # the default weight of the KL to the reference, here, in `GRPO` and in the Trainer's `GRPOConfig`
@@ -79,6 +80,15 @@ def check_rewards(owner: str, rewards, n: int) -> np.ndarray:
     if not np.isfinite(r).all(): raise ValueError(f"{owner}: `reward_fn` returned a non-finite reward (e.g. {r[~np.isfinite(r)][0]}) ")
     return r
 
+# %% ../../nbs/97_llm.grpo.ipynb #41ce0b33
+def completion_logprobs(model: nn.Module, # Meets `model(tokens) -> logits`
+                        x: torch.Tensor, # [N, T] rows: prompt, completion, padding
+                        mask: torch.Tensor, # [N, T] bool, True on the completion tokens
+                       ) -> torch.Tensor: # [N, T] log pi(token | earlier tokens) on the completion tokens, 0 elsewhere
+    "Per-token log-probabilities of the completions in `x` (the engine room's shared-prefix pass when it applies)."
+    fast = make_token_logps(model)   # None: fast paths off, or a model it does not cover
+    return token_logprobs(model, x) * mask if fast is None else fast(x, mask)
+
 # %% ../../nbs/97_llm.grpo.ipynb #g017
 @torch.no_grad()
 def grpo_rollout(algo, # A `GRPO` (its model, reference, reward_fn and settings)
@@ -94,13 +104,14 @@ def grpo_rollout(algo, # A `GRPO` (its model, reference, reward_fn and settings)
     seqs = [p + c for p, c in zip(pids, cids)]
     T = max(map(len, seqs)); pad = algo.tokenizer.pad_id
     x = torch.tensor([s + [pad] * (T - len(s)) for s in seqs], dtype=torch.long, device=_device(algo.model))
-    old = token_logprobs(algo.model, x).cpu().numpy(); ref = token_logprobs(algo.ref_model, x).cpu().numpy()
+    m = np.arange(T)[None] < np.array([len(s) for s in seqs])[:, None]
+    m &= np.arange(T)[None] >= np.array([len(p) for p in pids])[:, None]
+    mt = torch.from_numpy(m).to(x.device)
+    old = completion_logprobs(algo.model, x, mt).cpu().numpy(); ref = completion_logprobs(algo.ref_model, x, mt).cpu().numpy()
     store = VarLenStore(token_fields=("old_logp", "ref_logp", "loss_mask"), seq_fields=("advantage", "reward"), token_dtype=np.int64)
     masks = [np.r_[np.zeros(len(p)), np.ones(len(c))] for p, c in zip(pids, cids)]
     store.extend([np.array(s) for s in seqs], old_logp=[old[i, :len(s)] for i, s in enumerate(seqs)],
                  ref_logp=[ref[i, :len(s)] for i, s in enumerate(seqs)], loss_mask=masks, advantage=adv, reward=r)
-    m = np.arange(T)[None] < np.array([len(s) for s in seqs])[:, None]
-    m &= np.arange(T)[None] >= np.array([len(p) for p in pids])[:, None]
     kl = token_kl(old.astype(np.float64), ref.astype(np.float64), m, "k3", "mean")
     stats = {"rollout/reward": float(r.mean()), "rollout/reward_std": float(r.reshape(-1, G).std(1).mean()),
              "rollout/completion_len": float(np.mean([len(c) for c in cids])), "rollout/kl_ref": float(kl.mean()),
@@ -123,7 +134,7 @@ def grpo_update(algo, # A `GRPO`
                 adv = torch.from_numpy(np.r_[b.seq_fields["advantage"], 0.0][b.segment_ids]).float().to(dev)  # -1 -> 0
             else:
                 b = store.padded(order[s:s + bs], pad_id=algo.tokenizer.pad_id)
-                logp = token_logprobs(algo.model, torch.from_numpy(b.tokens).to(dev))
+                logp = completion_logprobs(algo.model, torch.from_numpy(b.tokens).to(dev), torch.from_numpy(b.token_fields["loss_mask"] > 0).to(dev))
                 adv = torch.from_numpy(b.seq_fields["advantage"]).to(dev)
             tf = {k: torch.from_numpy(v).to(dev) for k, v in b.token_fields.items()}
             loss, st = grpo_loss(logp, tf["old_logp"], tf["ref_logp"], adv, tf["loss_mask"] > 0, algo.clip_eps, algo.kl_coef)

@@ -126,7 +126,8 @@ class CausalLM(nn.Module):
                ) -> torch.Tensor: # [B, T, V] logits; row t scores the token after position t
         B, T = tokens.shape
         P = 0 if cache is None else cache.length
-        if P + T > self.context_length: raise ValueError(f"CausalLM: `tokens` reach position {P + T}, beyond `context_length`={self.context_length}")
+        last = P + T if position_ids is None else int(position_ids.max()) + 1 if position_ids.numel() else 0   # given positions: a row may be longer than the context
+        if last > self.context_length: raise ValueError(f"CausalLM: `tokens` reach position {last}, beyond `context_length`={self.context_length}")
         mask = None
         if segment_ids is not None:
             if cache is not None or position_ids is None or segment_ids.shape != tokens.shape or position_ids.shape != tokens.shape:

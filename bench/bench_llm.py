@@ -30,6 +30,9 @@ from loomnb.llm.model import CharTokenizer, CausalLM
 from loomnb.llm.task import MathTask, addition_problems, evaluate, sft
 from loomnb.llm.grpo import GRPO
 from loomnb.llm.dpo import DPO, OnlineDPO, math_preference_pairs
+if os.environ.get("LOOMNB_BENCH_PLAIN_ROWS") == "1":   # bench_llm_prefix.py --pass-only: the shared-prefix pass off, every other fast path on
+    import loomnb.llm.grpo as _grpo, loomnb.llm.dpo as _dpo
+    _grpo.make_token_logps = _dpo.make_pair_logps = lambda model: None
 
 MAX_NEW = 4  # up to 3 answer digits and eos (--max-digits 2; max_digits + 2 in general)
 DIGITS = (1, 2)  # (min_digits, max_digits) of the operands, set by --min-digits/--max-digits
@@ -101,7 +104,7 @@ def run_algo(a, seed, algo, path):
             alg = OnlineDPO(pol, ref, train.reward_fn, beta=0.1, num_candidates=8, max_new_tokens=MAX_NEW, learning_rate=a.odpo_nll_lr if algo == "online_dpo_nll" else a.odpo_lr,
                             seed=seed, nll_coef=1.0 if algo == "online_dpo_nll" else 0.0)
             steps = a.odpo_steps
-        rng = np.random.default_rng(seed); kls = []
+        rng = np.random.default_rng(seed); kls = []; upd_s = 0.0
         n_prompts = 128 // a.grpo_group if algo == "grpo" else 16   # 128 completions per iteration
         for it in range(1, steps + 1):
             batch = [train.prompts[i] for i in rng.choice(len(train), n_prompts, replace=False)]
@@ -110,8 +113,9 @@ def run_algo(a, seed, algo, path):
             train_s += time.perf_counter() - t0; cpu_s += time.process_time() - c0
             comps += 128; opt_steps += int(m.get("train/n_updates", 1 if "train/loss" in m else 0))
             if "rollout/kl_ref" in m: kls.append(m["rollout/kl_ref"])
+            upd_s += m.get("time/update", 0.0)
             if it % a.eval_every == 0 or it == steps: point(it)
-        extra = {"kl_ref_last": kls[-1] if kls else None, "kl_ref_max": max(kls) if kls else None}
+        extra = {"kl_ref_last": kls[-1] if kls else None, "kl_ref_max": max(kls) if kls else None, "update_s": upd_s, "steps_s": train_s, "steps_cpu_s": cpu_s}
     else:
         kw = dpo_variant(algo)
         t0, c0 = time.perf_counter(), time.process_time()

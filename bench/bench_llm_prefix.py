@@ -1,13 +1,18 @@
-"""DPO with the shared-prefix pass (`loomnb.fast.llm`) against the plain concatenated rows, on the same pairs.
+"""DPO or GRPO with the shared-prefix pass (`loomnb.fast.llm`) against the plain rows, from the same start.
 
 Per seed: the SFT start of `bench_llm.py` (the same recipe and checkpoint), then `bench_llm.py`'s one DPO run
 (`math_preference_pairs` from the start, reference log-probabilities once, --dpo-epochs epochs of batch 32), each in a
 fresh subprocess with one torch thread, once with LOOMNB_FAST=1 (the shared-prefix pass for the policy's steps and the
 reference pass) and once with LOOMNB_FAST=0 (`sequence_logps` on the prompt + completion rows), --repeat times, the
 order alternated. Records the optimizer steps' wall and CPU time, the reference pass's, and pass@1 / pass@8 at the end.
+With --algo grpo: `bench_llm.py`'s GRPO run (16 prompts x 8 completions per iteration, minibatches of 32) for
+--grpo-steps iterations; "steps" is then the whole training (sampling, old and reference log-probabilities, update),
+and the update's wall time is recorded beside it (the reference column is the update's wall s).
 
   python bench/bench_llm_prefix.py --seeds 1 --repeat 3 --min-digits 2 --max-digits 3 --json bench/results/llm_dpo_prefix.json
   python bench/bench_llm_prefix.py --summary bench/results/llm_dpo_prefix.json
+  python bench/bench_llm_prefix.py --algo grpo --grpo-steps 30 --repeat 2 --min-digits 1 --max-digits 2 --json bench/results/llm_grpo_prefix.json
+  python bench/bench_llm_prefix.py --algo grpo --grpo-steps 60 --repeat 3 --min-digits 1 --max-digits 2 --pass-only --json bench/results/llm_grpo_prefix_pass.json
 """
 from __future__ import annotations
 import argparse, json, os, sys, tempfile, time
@@ -17,10 +22,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bench_llm as B
 
-def run(seed, algo, ck, fwd, fast: bool) -> dict:
-    os.environ["LOOMNB_FAST"] = "1" if fast else "0"
+def run(seed, algo, ck, fwd, fast: bool, pass_only: bool=False) -> dict:
+    key = "LOOMNB_BENCH_PLAIN_ROWS" if pass_only else "LOOMNB_FAST"   # --pass-only: only the shared-prefix pass is switched
+    os.environ[key] = ("0" if fast else "1") if pass_only else ("1" if fast else "0")
     try: r = B.sub(["--_one", str(seed), algo, ck], fwd)
-    finally: os.environ.pop("LOOMNB_FAST", None)
+    finally: os.environ.pop(key, None)
+    if algo.startswith("grpo"): r |= {"ref_s": r["update_s"], "ref_cpu_s": r["update_s"], "last_metrics": {"train/loss": None}}
     return {k: r[k] for k in ("steps_s", "steps_cpu_s", "ref_s", "ref_cpu_s", "optimizer_steps", "rss_mb")} | {
         "end": r["curve"][-1], "last_loss": r["last_metrics"]["train/loss"], "load_after": os.getloadavg()[0], "time_end": time.time()}
 
@@ -31,14 +38,17 @@ def main():
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--algo", default="dpo", help="a DPO variant of bench_llm.py (dpo, dpo+nll=3+norm=token, ...)")
     p.add_argument("--dpo-epochs", type=int, default=4)
+    p.add_argument("--grpo-steps", type=int, default=20)
     p.add_argument("--min-digits", type=int, default=2)
     p.add_argument("--max-digits", type=int, default=3)
+    p.add_argument("--pass-only", action="store_true", help="the plain runs keep every other fast path (LOOMNB_FAST=1, the pass alone off) instead of LOOMNB_FAST=0")
     p.add_argument("--json", default=None)
     p.add_argument("--summary", default=None)
     a = p.parse_args()
     if a.summary:
         with open(a.summary) as f: return summary(json.load(f))
-    fwd = [f"--dpo-epochs={a.dpo_epochs}", f"--eval-every={a.dpo_epochs}", f"--min-digits={a.min_digits}", f"--max-digits={a.max_digits}"]
+    n = a.grpo_steps if a.algo.startswith("grpo") else a.dpo_epochs
+    fwd = [f"--dpo-epochs={a.dpo_epochs}", f"--grpo-steps={a.grpo_steps}", f"--eval-every={n}", f"--min-digits={a.min_digits}", f"--max-digits={a.max_digits}"]
     res = {"args": vars(a), "load_start": os.getloadavg(), "seeds": []}
     with tempfile.TemporaryDirectory() as d:
         for seed in range(a.first_seed, a.first_seed + a.seeds):
@@ -47,7 +57,7 @@ def main():
             print(f"seed {seed}: SFT {s['sft_steps']} steps, start {s['start']}", flush=True)
             for rep in range(a.repeat):
                 for fast in ((True, False) if (seed + rep) % 2 == 0 else (False, True)):
-                    r = run(seed, a.algo, ck, fwd, fast) | {"fast": fast, "rep": rep}
+                    r = run(seed, a.algo, ck, fwd, fast, a.pass_only) | {"fast": fast, "rep": rep}
                     s["runs"].append(r)
                     print(f"  rep {rep} {'shared-prefix' if fast else 'plain'}: {r['optimizer_steps']} steps in {r['steps_s']:.1f} s ({r['steps_cpu_s']:.2f} CPU s), "
                           f"reference {r['ref_cpu_s']:.2f} CPU s, end {r['end']}, load {r['load_after']:.2f}", flush=True)

@@ -168,6 +168,21 @@ def summary(res):
         if f"{algo}/trl" not in keys: continue
         d1 = [s["runs"][f"{algo}/loomnb"]["end"]["pass@1"] - s["runs"][f"{algo}/trl"]["end"]["pass@1"] for s in res["seeds"]]
         print(f"{algo}: pass@1 loomnb - TRL, points: {B.mci(d1)}")
+    reps = sorted({int(k.split("#")[1]) if "#" in k else 0 for k in keys})
+    for algo in sorted({k.split('/')[0] for k in keys}):
+        if f"{algo}/trl" not in keys or len(reps) < 2: continue
+        tag = lambda lib, rep: f"{algo}/{lib}" + (f"#{rep}" if rep else "")
+        print(f"\n{algo}, every repetition: loomnb / TRL optimizer steps (and completions) per wall s [per CPU s]; pass@1 loomnb, TRL")
+        wall, cpu = [], []
+        for s_ in res["seeds"]:
+            seed = s_.get("seed", res["args"]["first_seed"] + res["seeds"].index(s_))
+            for rep in reps:
+                L, T = s_["runs"][tag("loomnb", rep)], s_["runs"][tag("trl", rep)]
+                wall.append(T["train_s"] / L["train_s"] * L["optimizer_steps"] / T["optimizer_steps"]); cpu.append(T["train_cpu_s"] / L["train_cpu_s"] * L["optimizer_steps"] / T["optimizer_steps"])
+                print(f"  seed {seed} rep {rep} ({'loomnb' if (seed + rep) % 2 == 0 else 'TRL'} first): {wall[-1]:.2f} [{cpu[-1]:.2f}]; loomnb {L['train_s']:.1f} s ({L['train_cpu_s']:.1f} CPU s), "
+                      f"TRL {T['train_s']:.1f} s ({T['train_cpu_s']:.1f} CPU s); pass@1 {L['end']['pass@1']:.3f}, {T['end']['pass@1']:.3f}; load {L['load_after']:.1f}, {T['load_after']:.1f}")
+        print(f"  mean {np.mean(wall):.2f} (range {min(wall):.2f}-{max(wall):.2f}) [CPU {np.mean(cpu):.2f}, range {min(cpu):.2f}-{max(cpu):.2f}]; "
+              f"{sum(w >= 1.5 for w in wall)} of {len(wall)} >= 1.5 in wall time")
     for algo in sorted({k.split('/')[0] for k in keys}):
         if f"{algo}/trl" not in keys: continue
         ratio = [s["runs"][f"{algo}/loomnb"]["optimizer_steps"] / s["runs"][f"{algo}/loomnb"]["train_s"] / (s["runs"][f"{algo}/trl"]["optimizer_steps"] / s["runs"][f"{algo}/trl"]["train_s"]) for s in res["seeds"]]

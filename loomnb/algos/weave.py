@@ -19,13 +19,15 @@ from ..agents.nets import MLP, layer_init
 from ..fast import make_adam
 from ..envs.wrappers import VecEnvWrapper
 from ..envs.mo import check_weights, reward_vector, reward_names
+from .weave_sil import chebyshev_utility, scalarised_rewards, returns_to_go, sil_loss, SILEpisode, SILEpisodes
+_all_ = ['chebyshev_utility', 'scalarised_rewards', 'returns_to_go', 'sil_loss', 'SILEpisode', 'SILEpisodes']   # re-exported
 from ..train.onpolicy import OnPolicyAlgorithm, explained_variance
 from ..train.learner import TrainState, register_algorithm
 
 # %% auto #0
-__all__ = ['WEAVEConfig', 'mixture_logprob', 'ensemble_value', 'disagreement_weights', 'chebyshev_utility', 'dual_update',
-           'weave_loss', 'scalarised_rewards', 'returns_to_go', 'sil_loss', 'SILEpisode', 'SILEpisodes', 'WEAVEPolicy',
-           'WeaveRewards', 'WEAVE', 'vector_returns']
+__all__ = ['WEAVEConfig', 'mixture_logprob', 'ensemble_value', 'disagreement_weights', 'dual_update', 'weave_loss', 'WEAVEPolicy',
+           'WeaveRewards', 'WEAVE', 'vector_returns', 'chebyshev_utility', 'scalarised_rewards', 'returns_to_go',
+           'sil_loss', 'SILEpisode', 'SILEpisodes']
 
 # %% ../../nbs/46_algos.weave.ipynb #w005
 @dataclass
@@ -123,14 +125,6 @@ def disagreement_weights(values: torch.Tensor, # [B, J] critic values
     m = values.mean(-1, keepdim=True); var = values.var(-1, unbiased=False, keepdim=True)
     return torch.softmax(-(values - m).square() / (var + eps), -1)
 
-def chebyshev_utility(G, # [..., h] vector returns
-                      beta, # [..., h] or [h] weights
-                      utopia, # [h] utopia point z
-                     ):
-    "u(G) = -max_h beta_h |z_h - G_h| (NumPy or torch)."
-    d = beta * abs(utopia - G)
-    return -(d.max(-1) if isinstance(d, np.ndarray) else d.max(-1).values)
-
 def dual_update(lam: float, # Current multiplier (>= 0)
                 limit: float, # Constraint: expected return >= limit
                 observed: float, # Measured mean episode return of the constrained component
@@ -155,59 +149,6 @@ def weave_loss(new_logp, old_logp, adv, # [B] log-probs (current, behaviour) and
         st = dict(policy_loss=pg.detach(), value_loss=vl.detach(), entropy=ent.mean().detach(),
                   approx_kl=((ratio - 1) - logratio).mean(), clipfrac=((ratio - 1).abs() > cfg.clip_eps).float().mean())
     return loss, st
-
-# %% ../../nbs/46_algos.weave.ipynb #wsil1
-def scalarised_rewards(vecs: np.ndarray, # [T, h] reward vectors of one episode
-                       beta: np.ndarray, # [h] weights
-                       cfg: WEAVEConfig, # scalarization, utopia, mo_gamma
-                      ) -> np.ndarray:
-    "[T] scalar rewards: linear beta . R_t, or Chebyshev utility increments u(G_{t+1}) - u(G_t) with G_t = sum_{k<t} mo_gamma^k R_k."
-    vecs, beta = np.asarray(vecs, np.float64), np.asarray(beta, np.float64)
-    if cfg.scalarization == "linear": return vecs @ beta
-    G = np.concatenate([np.zeros((1, vecs.shape[1])), np.cumsum(cfg.mo_gamma ** np.arange(len(vecs))[:, None] * vecs, 0)])
-    return np.diff(chebyshev_utility(G, beta, np.asarray(cfg.utopia, np.float64)))
-
-def returns_to_go(r: np.ndarray, # [T] rewards of one finished episode
-                  gamma: float, # Discount
-                 ) -> np.ndarray:
-    "[T] R_t = sum_{k>=0} gamma^k r_{t+k} (nothing after the episode's last step)."
-    out, acc = np.empty(len(r)), 0.0
-    for t in range(len(r) - 1, -1, -1): acc = r[t] + gamma * acc; out[t] = acc
-    return out
-
-def sil_loss(logp, v, v_each, ret, # [B] log pi(a|s), [B] combined value, [B, J] each critic, [B] returns R
-             cfg: WEAVEConfig, # sil_coef, sil_value_coef
-            ) -> tuple[torch.Tensor, dict]:
-    "sil_coef * (-mean(log pi * (R - V)_+) + sil_value_coef * L_V^sil), the advantage held constant; with detached stats."
-    adv = (ret - v).clamp_min(0).detach()
-    pg = -(logp * adv).mean()
-    vl = 0.5 * ((ret[:, None] - v_each).clamp_min(0).square().mean() + (ret - v).clamp_min(0).square().mean())
-    loss = cfg.sil_coef * (pg + cfg.sil_value_coef * vl)
-    return loss, dict(sil_policy_loss=pg.detach(), sil_value_loss=vl.detach(), sil_adv=adv.mean())
-
-# %% ../../nbs/46_algos.weave.ipynb #wsil4
-class SILEpisode(NamedTuple):
-    "One finished episode for self-imitation."
-    obs: np.ndarray       # [T, ...] observations (as the policy sees them, before obs_scale)
-    actions: np.ndarray   # [T, ...] actions taken
-    vecs: np.ndarray      # [T, h] reward vectors
-    beta: np.ndarray      # [h] weights the episode was collected under
-
-class SILEpisodes:
-    "Self-imitation memory: the `size` best finished episodes by their discounted return under the current weights."
-    def __init__(self, size: int): self.size, self.eps = size, []
-    def __len__(self): return len(self.eps)
-    def add(self, ep: SILEpisode): self.eps.append(ep)
-    def transitions(self, beta, # [h] weights for every episode, or None: each episode's own
-                    cfg: WEAVEConfig, # gamma and the scalarization
-                   ):
-        "Keep the best `size` episodes by start return; (obs, actions, returns-to-go) of their transitions and the best start return."
-        rs = [scalarised_rewards(e.vecs, e.beta if beta is None else beta, cfg) for e in self.eps]
-        start = np.array([r @ cfg.gamma ** np.arange(len(r)) for r in rs])
-        keep = np.argsort(-start, kind="stable")[:self.size]
-        self.eps = [self.eps[i] for i in keep]
-        R = np.concatenate([returns_to_go(rs[i], cfg.gamma) for i in keep])
-        return np.concatenate([e.obs for e in self.eps]), np.concatenate([e.actions for e in self.eps]), R, float(start[keep[0]])
 
 # %% ../../nbs/46_algos.weave.ipynb #w013
 def _mlp(i, o, h, gain=math.sqrt(2), out_gain=1.0):

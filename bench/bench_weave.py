@@ -2,6 +2,7 @@
 
 Usage:  python bench/bench_weave.py [--seeds 3] [--steps 60000] [--cheb-steps 100000] [--workers 2] [--summarise] [--only convex,concave,chebyshev,ablation]
         [--convex-ent 0.1] [--concave-ent 0.3] [--out bench/results/weave_raw.json] [--first-seed 0] [--resume] [--explore C --explore-end 0.5] [--sil sil_coef=1,sil_buffer=64]
+        [--ent-final 0 --ent-start 0.5]
 Setting: MO-Gymnasium's Deep Sea Treasure maps (native loomnb.envs.mo.DeepSeaTreasureVecEnv, equal step for step to
 MO-Gymnasium's), 100-step limit, reward vector (treasure, time). Points are the discounted vector returns of one greedy
 episode, gamma = 0.99; hypervolume against the reference point (0, -50) (loomnb.eval.mo.hypervolume). One WEAVE run
@@ -14,6 +15,8 @@ per preference vector and seed; per seed, the hypervolume of the set of points i
            with beta = (w, 1 - w, C) annealed linearly to (w, 1 - w, 0) by --explore-end of the run; points are scored
            on (treasure, time) only
   --sil k=v,...: WEAVE's self-imitation settings (WEAVEConfig sil_*) for the convex, concave and chebyshev groups
+  --ent-final F --ent-start S: the entropy coefficient of those groups goes linearly from its --*-ent value to F over
+           the last 1 - S of the run (WEAVEConfig ent_coef_final, ent_anneal_start)
   ablation convex beta = (0.3, 0.7), 20k steps: linear utility of the greedy return for K=1, J=1, no gating, critic weights
 Pendulum: python bench/bench_weave.py --pendulum weave_sac,sac [--pendulum-seeds 0,1,2,3,4] [--budgets 5000,10000,20000]
         [--pendulum-out bench/results/weave_pendulum.json]
@@ -70,7 +73,7 @@ def run_one(job):
     tr = Trainer("weave", env=make(BASE["n_envs"]), config=cfg, seed=job["seed"])
     tr.train(job["steps"])
     g = vector_returns(tr.algo, make(1))[0][:2]   # (treasure, time); the bonus component is not scored
-    return {**job, "point": g.tolist(), "seconds": time.perf_counter() - t0}
+    return {**job, "point": g.tolist(), "seconds": time.perf_counter() - t0, "load": os.getloadavg()[0]}
 
 
 def jobs(args):
@@ -94,6 +97,9 @@ def jobs(args):
     if args.sil:
         for j in out:
             if j["group"] != "ablation": j["config"].update(args.sil); j["sil"] = dict(args.sil)
+    if args.ent_final is not None:
+        for j in out:
+            if j["group"] != "ablation": j["config"].update(ent_coef_final=args.ent_final, ent_anneal_start=args.ent_start); j.update(ent_final=args.ent_final, ent_start=args.ent_start)
     if args.explore:
         for j in out:
             if j["group"] in ("convex", "concave"): j.update(explore=args.explore, explore_end=args.explore_end)
@@ -254,6 +260,8 @@ if __name__ == "__main__":
     p.add_argument("--explore", type=float, default=0.0, help="linear groups: weight c of a VisitBonus component (c / sqrt(visits)), annealed to 0")
     p.add_argument("--explore-end", type=float, default=0.5, help="share of the run at which the bonus weight reaches 0")
     p.add_argument("--sil", default="", help="self-imitation settings, e.g. sil_coef=1,sil_buffer=64 (WEAVEConfig sil_* fields)")
+    p.add_argument("--ent-final", type=float, default=None, help="entropy coefficient at the end of the run (WEAVEConfig.ent_coef_final; default: constant)")
+    p.add_argument("--ent-start", type=float, default=0.5, help="share of the run after which the entropy coefficient is annealed to --ent-final")
     p.add_argument("--pendulum", default=None, help=f"run Pendulum-v1 variants instead: {', '.join(PENDULUM)} (comma-separated)")
     p.add_argument("--pendulum-seeds", default="0,1,2,3,4"); p.add_argument("--budgets", default="5000,10000,20000")
     p.add_argument("--pendulum-out", default="bench/results/weave_pendulum.json")
@@ -271,7 +279,7 @@ if __name__ == "__main__":
         print(summarise(json.load(open(args.out)))); raise SystemExit
     J = jobs(args); t0 = time.time()
     res = json.load(open(args.out)) if args.resume and os.path.exists(args.out) else []
-    key = lambda j: (j["group"], j["map"], j["seed"], j["w"], j["steps"], j.get("explore"), j.get("explore_end"), json.dumps(j.get("sil"), sort_keys=True))
+    key = lambda j: (j["group"], j["map"], j["seed"], j["w"], j["steps"], j.get("explore"), j.get("explore_end"), json.dumps(j.get("sil"), sort_keys=True), j.get("ent_final"), j.get("ent_start"))
     J = [j for j in J if key(j) not in {key(r) for r in res}]
     if args.workers > 1:
         import multiprocessing as mp

@@ -41,6 +41,8 @@ class WEAVEConfig(Config):
     clip_eps: float = 0.2              # PPO clip range
     vf_coef: float = 0.5               # Value loss coefficient
     ent_coef: float = 0.01             # Entropy bonus coefficient
+    ent_coef_final: float | None = None  # Entropy coefficient at the end of training (None: ent_coef throughout)
+    ent_anneal_start: float = 0.5      # With ent_coef_final: share of training after which the coefficient goes linearly from ent_coef to it
     max_grad_norm: float = 0.5         # Global gradient-norm clip
     gamma: float = 0.99                # Discount of the scalarised reward (GAE)
     gae_lambda: float = 0.95           # GAE lambda
@@ -72,6 +74,8 @@ class WEAVEConfig(Config):
         for k in ("n_envs", "n_steps", "n_epochs", "batch_size", "n_components", "n_critics", "hidden"): self.check_range(k, 1)
         for k in ("learning_rate", "clip_eps", "max_grad_norm", "return_scale", "obs_scale", "dual_lr"): self.check_range(k, 0, None, lo_open=True)
         for k in ("vf_coef", "ent_coef", "sil_coef", "sil_value_coef"): self.check_range(k, 0)
+        if self.ent_coef_final is not None: self.check_range("ent_coef_final", 0)
+        self.check_range("ent_anneal_start", 0, 1, hi_open=True)
         for k in ("sil_buffer", "sil_batch", "sil_updates"): self.check_range(k, 1)
         self.check_range("schedule_end", 0, 1, lo_open=True)
         for k in ("gamma", "gae_lambda", "mo_gamma"): self.check_range(k, 0, 1)
@@ -95,6 +99,12 @@ class WEAVEConfig(Config):
             if not self.constraints: self._fail("constraints", self.constraints, "{component: minimum return} for beta_mode='dual'")
             for k, v in self.constraints.items():
                 if not isinstance(v, (int, float)) or not math.isfinite(v): self._fail("constraints", self.constraints, f"a finite limit for {k!r}")
+
+    def ent_coef_at(self, progress: float) -> float:
+        "The entropy coefficient at `progress` (share of training done): ent_coef, then linear to ent_coef_final after ent_anneal_start."
+        if self.ent_coef_final is None: return self.ent_coef
+        f = min(1.0, max(0.0, (progress - self.ent_anneal_start) / (1 - self.ent_anneal_start)))
+        return self.ent_coef + f * (self.ent_coef_final - self.ent_coef)
 
     def check_preferences(self, p):
         "Each preference must lie on the simplex (non-negative, summing to 1)."
@@ -138,13 +148,14 @@ def weave_loss(new_logp, old_logp, adv, # [B] log-probs (current, behaviour) and
                v, v_each, ret, # [B] combined value, [B, J] each critic, [B] targets
                ent, # [B] entropy (or its lower bound)
                cfg: WEAVEConfig, # Coefficients
+               ent_coef: float | None=None, # Entropy coefficient of this update (None: cfg.ent_coef)
               ) -> tuple[torch.Tensor, dict]:
     "Clipped surrogate + vf_coef * L_V (each critic and the combination) - ent_coef * entropy; with detached stats."
     if adv.numel() > 1: adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     logratio = new_logp - old_logp; ratio = logratio.exp()
     pg = -torch.min(ratio * adv, ratio.clamp(1 - cfg.clip_eps, 1 + cfg.clip_eps) * adv).mean()
     vl = 0.5 * ((v_each - ret[:, None]).square().mean() + (v - ret).square().mean())
-    loss = pg + cfg.vf_coef * vl - cfg.ent_coef * ent.mean()
+    loss = pg + cfg.vf_coef * vl - (cfg.ent_coef if ent_coef is None else ent_coef) * ent.mean()
     with torch.no_grad():
         st = dict(policy_loss=pg.detach(), value_loss=vl.detach(), entropy=ent.mean().detach(),
                   approx_kl=((ratio - 1) - logratio).mean(), clipfrac=((ratio - 1).abs() > cfg.clip_eps).float().mean())
@@ -385,12 +396,12 @@ class WEAVE(OnPolicyAlgorithm):
 
     def update(self, state: TrainState) -> dict:
         t0, c = time.perf_counter(), self.config
-        lr = self.anneal_lr(state)
+        lr = self.anneal_lr(state); ec = c.ent_coef_at(1 - state.progress_remaining)
         data = self.buffer.tensors(self.device); params = list(self.policy.parameters()); ep = []
         for _ in range(c.n_epochs):
             for mb in self.buffer.minibatches(c.batch_size, self.rng, self.device, data):
                 lp, ent, v, ve = self.policy.evaluate_all(mb.obs, mb.actions)
-                loss, st = weave_loss(lp, mb.logp, mb.advantages, v, ve, mb.returns, ent, c)
+                loss, st = weave_loss(lp, mb.logp, mb.advantages, v, ve, mb.returns, ent, c, ec)
                 self.optimizer.zero_grad(set_to_none=True); loss.backward()
                 gn = nn.utils.clip_grad_norm_(params, c.max_grad_norm); self.optimizer.step()
                 ep.append(torch.stack([*st.values(), gn.detach()]))
@@ -399,6 +410,7 @@ class WEAVE(OnPolicyAlgorithm):
         out = {f"train/{k}": m for k, m in zip(("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "grad_norm"), means)}
         out.update({"train/explained_var": explained_variance(self.buffer.values.ravel(), self.buffer.returns.ravel()),
                     "train/lr": lr})
+        if c.ent_coef_final is not None: out["train/ent_coef"] = ec
         if c.sil_coef > 0: out.update(self.sil_update())
         out["time/update"] = time.perf_counter() - t0
         return out

@@ -22,7 +22,9 @@ Pendulum: python bench/bench_weave.py --pendulum weave_sac,sac [--pendulum-seeds
         [--pendulum-out bench/results/weave_pendulum.json]
   WEAVE's ensemble critics off-policy (loomnb.algos.weave_sac: 5 critics, disagreement weights, kappa = 1) against
   loomnb's SAC on Pendulum-v1, the protocol of bench/bench_model_based.py: learning rate 1e-3 for both, loomnb defaults
-  otherwise, one torch thread, evaluation 5 episodes (seed 10000 + s) of the deterministic policy after each budget.
+  otherwise, one torch thread, evaluation 5 episodes of the deterministic policy after each budget, env i of seed s
+  reset with 10_000 + 100 s + i (`start_seed`, as bench_model_based.py), so seeds never share a start (rows record
+  it as eval_seed; rows without it were evaluated from 10_000 + s + i, where neighbouring seeds shared 4 of 5 starts).
   Variants: weave_sac, weave_sac_uniform (uniform weights), sac; J=2, uniform, kappa=1 is SAC itself (its notebook).
 Peers:  python bench/bench_weave.py --peer pql,envelope [--peer-seeds 5] [--peer-steps pql=60000,envelope=20000] [--peer-maps convex,concave]
         [--peer-out bench/results/weave_peers.json] [--morl-venv bench/.venv-morl]
@@ -168,6 +170,14 @@ def run_peer(job: dict, venv: str) -> dict:
         return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+EVAL_BASE, STARTS_PER_SEED = 10_000, 100
+
+
+def start_seed(s: int) -> int:
+    "Reset seed of seed `s`'s Pendulum evaluation envs (env i: start_seed(s) + i): disjoint across seeds for up to 100 episodes."
+    return EVAL_BASE + STARTS_PER_SEED * s
+
+
 PENDULUM = {"sac": ("sac", {"learning_rate": 1e-3}), "weave_sac": ("weave_sac", {"learning_rate": 1e-3}),
             "weave_sac_uniform": ("weave_sac", {"learning_rate": 1e-3, "critic_weights": "uniform"})}
 
@@ -179,7 +189,7 @@ def pendulum(args):
     from loomnb.eval import evaluate
     torch.set_num_threads(1)
     res = json.load(open(args.pendulum_out)) if args.resume and os.path.exists(args.pendulum_out) else []
-    done = {(r["variant"], r["seed"], r["budget"]) for r in res}
+    done = {(r["variant"], r["seed"], r["budget"]) for r in res if r.get("eval_seed") == start_seed(r["seed"])}   # rows on the old starts are redone
     budgets = [int(b) for b in args.budgets.split(",")]
     for s in [int(x) for x in args.pendulum_seeds.split(",")]:
         for v in args.pendulum.split(","):
@@ -190,11 +200,11 @@ def pendulum(args):
                 t0 = time.perf_counter(); step0 = t.state.global_step; load0 = os.getloadavg()[0]
                 t.train(b, progress=False)
                 wall = time.perf_counter() - t0
-                ev = evaluate(t, "Pendulum-v1", n_episodes=5, seed=10_000 + s)
-                r = {"variant": v, "algo": algo, "config": cfg, "seed": s, "budget": b, "return": float(np.mean(ev.returns)),
+                ev = evaluate(t, "Pendulum-v1", n_episodes=5, seed=start_seed(s))
+                r = {"variant": v, "algo": algo, "config": cfg, "seed": s, "budget": b, "eval_seed": start_seed(s), "return": float(np.mean(ev.returns)),
                      "eval_returns": [float(x) for x in ev.returns], "wall_per_1k_s": 1000 * wall / max(b - step0, 1),
                      "load": [load0, os.getloadavg()[0]]}
-                res = [x for x in res if (x["variant"], x["seed"], x["budget"]) != (v, s, b)] + [r]
+                res = [x for x in res if (x["variant"], x["seed"], x["budget"], x.get("eval_seed")) != (v, s, b, r["eval_seed"])] + [r]
                 json.dump(res, open(args.pendulum_out, "w"), indent=1)
                 print(json.dumps(r), flush=True)
     print(summarise_pendulum(res))
@@ -202,12 +212,13 @@ def pendulum(args):
 
 def summarise_pendulum(res):
     from loomnb.eval.stats import stratified_bootstrap_ci, interquartile_mean
-    out = ["| variant | env steps | seeds | IQM return [95% CI] | mean | per seed | wall s per 1k env steps (load) |", "|---|---|---|---|---|---|---|"]
-    for v, b in sorted({(r["variant"], r["budget"]) for r in res}, key=lambda k: (k[1], k[0])):
-        rs = sorted((r for r in res if (r["variant"], r["budget"]) == (v, b)), key=lambda r: r["seed"])
+    starts = lambda r: "10000 + 100 s" if "eval_seed" in r else "10000 + s (shared)"
+    out = ["| variant | env steps | evaluation starts | seeds | IQM return [95% CI] | mean | per seed | wall s per 1k env steps (load) |", "|---|---|---|---|---|---|---|---|"]
+    for v, b, st in sorted({(r["variant"], r["budget"], starts(r)) for r in res}, key=lambda k: (k[1], k[0], k[2])):
+        rs = sorted((r for r in res if (r["variant"], r["budget"], starts(r)) == (v, b, st)), key=lambda r: r["seed"])
         x = np.array([r["return"] for r in rs])
         lo, hi = stratified_bootstrap_ci(x[:, None], seed=0) if len(x) > 1 else (float("nan"),) * 2
-        out.append(f"| {v} | {b} | {len(x)} ({', '.join(str(r['seed']) for r in rs)}) | {interquartile_mean(x):.0f} [{lo:.0f}, {hi:.0f}] | "
+        out.append(f"| {v} | {b} | {st} | {len(x)} ({', '.join(str(r['seed']) for r in rs)}) | {interquartile_mean(x):.0f} [{lo:.0f}, {hi:.0f}] | "
                    f"{x.mean():.0f} | {', '.join(f'{y:.0f}' for y in x)} | {np.mean([r['wall_per_1k_s'] for r in rs]):.1f} "
                    f"({min(r['load'][0] for r in rs):.1f}-{max(r['load'][1] for r in rs):.1f}) |")
     return "\n".join(out)

@@ -2,6 +2,7 @@
 
 Usage:  python bench/bench_weave.py [--seeds 3] [--steps 60000] [--cheb-steps 100000] [--workers 2] [--summarise] [--only convex,concave,chebyshev,ablation]
         [--convex-ent 0.1] [--concave-ent 0.3] [--out bench/results/weave_raw.json] [--first-seed 0] [--resume] [--explore C --explore-end 0.5] [--sil sil_coef=1,sil_buffer=64]
+        [--ent-final 0 --ent-start 0.5]
 Setting: MO-Gymnasium's Deep Sea Treasure maps (native loomnb.envs.mo.DeepSeaTreasureVecEnv, equal step for step to
 MO-Gymnasium's), 100-step limit, reward vector (treasure, time). Points are the discounted vector returns of one greedy
 episode, gamma = 0.99; hypervolume against the reference point (0, -50) (loomnb.eval.mo.hypervolume). One WEAVE run
@@ -14,12 +15,16 @@ per preference vector and seed; per seed, the hypervolume of the set of points i
            with beta = (w, 1 - w, C) annealed linearly to (w, 1 - w, 0) by --explore-end of the run; points are scored
            on (treasure, time) only
   --sil k=v,...: WEAVE's self-imitation settings (WEAVEConfig sil_*) for the convex, concave and chebyshev groups
+  --ent-final F --ent-start S: the entropy coefficient of those groups goes linearly from its --*-ent value to F over
+           the last 1 - S of the run (WEAVEConfig ent_coef_final, ent_anneal_start)
   ablation convex beta = (0.3, 0.7), 20k steps: linear utility of the greedy return for K=1, J=1, no gating, critic weights
 Pendulum: python bench/bench_weave.py --pendulum weave_sac,sac [--pendulum-seeds 0,1,2,3,4] [--budgets 5000,10000,20000]
         [--pendulum-out bench/results/weave_pendulum.json]
   WEAVE's ensemble critics off-policy (loomnb.algos.weave_sac: 5 critics, disagreement weights, kappa = 1) against
   loomnb's SAC on Pendulum-v1, the protocol of bench/bench_model_based.py: learning rate 1e-3 for both, loomnb defaults
-  otherwise, one torch thread, evaluation 5 episodes (seed 10000 + s) of the deterministic policy after each budget.
+  otherwise, one torch thread, evaluation 5 episodes of the deterministic policy after each budget, env i of seed s
+  reset with 10_000 + 100 s + i (`start_seed`, as bench_model_based.py), so seeds never share a start (rows record
+  it as eval_seed; rows without it were evaluated from 10_000 + s + i, where neighbouring seeds shared 4 of 5 starts).
   Variants: weave_sac, weave_sac_uniform (uniform weights), sac; J=2, uniform, kappa=1 is SAC itself (its notebook).
 Peers:  python bench/bench_weave.py --peer pql,envelope [--peer-seeds 5] [--peer-steps pql=60000,envelope=20000] [--peer-maps convex,concave]
         [--peer-out bench/results/weave_peers.json] [--morl-venv bench/.venv-morl]
@@ -70,7 +75,7 @@ def run_one(job):
     tr = Trainer("weave", env=make(BASE["n_envs"]), config=cfg, seed=job["seed"])
     tr.train(job["steps"])
     g = vector_returns(tr.algo, make(1))[0][:2]   # (treasure, time); the bonus component is not scored
-    return {**job, "point": g.tolist(), "seconds": time.perf_counter() - t0}
+    return {**job, "point": g.tolist(), "seconds": time.perf_counter() - t0, "load": os.getloadavg()[0]}
 
 
 def jobs(args):
@@ -94,6 +99,9 @@ def jobs(args):
     if args.sil:
         for j in out:
             if j["group"] != "ablation": j["config"].update(args.sil); j["sil"] = dict(args.sil)
+    if args.ent_final is not None:
+        for j in out:
+            if j["group"] != "ablation": j["config"].update(ent_coef_final=args.ent_final, ent_anneal_start=args.ent_start); j.update(ent_final=args.ent_final, ent_start=args.ent_start)
     if args.explore:
         for j in out:
             if j["group"] in ("convex", "concave"): j.update(explore=args.explore, explore_end=args.explore_end)
@@ -126,18 +134,23 @@ def summarise(res):
             u = -(b * np.abs(np.array([130.0, 0.0]) - F)).max(1) if g == "chebyshev" else F @ b
             return F[u.argmax()]
         opt = [bool(np.allclose(r["point"], best(r), atol=0.01)) for r in groups[g] if r["seed"] in seeds]
+        hv_opt = []   # per seed, the hypervolume of the points of its runs at their own optimum only
+        for s in seeds:
+            P = np.array([r["point"] for r in groups[g] if r["seed"] == s and np.allclose(r["point"], best(r), atol=0.01)]).reshape(-1, 2)
+            ok = (P > np.array(REF)).all(1)
+            hv_opt.append(hypervolume(P[ok], REF) if ok.any() else 0.0)
         lines.append(f"| {g} | {m} | {len(seeds)} | {iqm(hv):.2f} | {min(hv):.2f} - {max(hv):.2f} | {', '.join(f'{x:.2f}' for x in hv)} | "
-                     f"{HV_LINEAR[m]:.2f} | {HV_FULL[m]:.2f} | {sum(opt)}/{len(opt)} | {sum(r['seconds'] for r in groups[g] if r['seed'] in seeds):.0f} |")
+                     f"{HV_LINEAR[m]:.2f} | {HV_FULL[m]:.2f} | {sum(opt)}/{len(opt)} | {iqm(hv_opt):.2f} ({', '.join(f'{x:.2f}' for x in hv_opt)}) | {sum(r['seconds'] for r in groups[g] if r['seed'] in seeds):.0f} |")
         for s in seeds:
             pts = sorted((r["w"], tuple(round(float(x), 2) for x in r["point"])) for r in groups[g] if r["seed"] == s)
-            lines.append(f"|  | seed {s} points (weight: point) | | | | " + ", ".join(f"{w}: {p}" for w, p in pts) + " | | | | |")
+            lines.append(f"|  | seed {s} points (weight: point) | | | | " + ", ".join(f"{w}: {p}" for w, p in pts) + " | | | | | |")
     if "ablation" in groups:
         lines.append("\n| ablation (convex, beta=(0.3, 0.7), 20k steps) | utility per seed | mean |\n|---|---|---|")
         names = list(dict.fromkeys(r["w"] for r in groups["ablation"]))
         for n in names:
             u = [float(np.dot(r["point"], (0.3, 0.7))) for r in groups["ablation"] if r["w"] == n]
             lines.append(f"| {n} | {', '.join(f'{x:.3f}' for x in u)} | {np.mean(u):.3f} |")
-    return "\n".join(["| group | map | seeds | HV IQM | HV min - max | HV per seed | linear bound | full front | runs at their optimum | run s |", "|---|---|---|---|---|---|---|---|---|---|"] + lines)
+    return "\n".join(["| group | map | seeds | HV IQM | HV min - max | HV per seed | linear bound | full front | runs at their optimum | HV of those runs: IQM (per seed) | run s |", "|---|---|---|---|---|---|---|---|---|---|---|"] + lines)
 
 
 PEER_WEIGHTS = {"convex": np.round(np.linspace(0, 1, 11), 2).tolist(), "concave": [0.0, 0.25, 0.5, 0.75, 1.0]}
@@ -162,6 +175,14 @@ def run_peer(job: dict, venv: str) -> dict:
         return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+EVAL_BASE, STARTS_PER_SEED = 10_000, 100
+
+
+def start_seed(s: int) -> int:
+    "Reset seed of seed `s`'s Pendulum evaluation envs (env i: start_seed(s) + i): disjoint across seeds for up to 100 episodes."
+    return EVAL_BASE + STARTS_PER_SEED * s
+
+
 PENDULUM = {"sac": ("sac", {"learning_rate": 1e-3}), "weave_sac": ("weave_sac", {"learning_rate": 1e-3}),
             "weave_sac_uniform": ("weave_sac", {"learning_rate": 1e-3, "critic_weights": "uniform"})}
 
@@ -173,7 +194,7 @@ def pendulum(args):
     from loomnb.eval import evaluate
     torch.set_num_threads(1)
     res = json.load(open(args.pendulum_out)) if args.resume and os.path.exists(args.pendulum_out) else []
-    done = {(r["variant"], r["seed"], r["budget"]) for r in res}
+    done = {(r["variant"], r["seed"], r["budget"]) for r in res if r.get("eval_seed") == start_seed(r["seed"])}   # rows on the old starts are redone
     budgets = [int(b) for b in args.budgets.split(",")]
     for s in [int(x) for x in args.pendulum_seeds.split(",")]:
         for v in args.pendulum.split(","):
@@ -184,11 +205,11 @@ def pendulum(args):
                 t0 = time.perf_counter(); step0 = t.state.global_step; load0 = os.getloadavg()[0]
                 t.train(b, progress=False)
                 wall = time.perf_counter() - t0
-                ev = evaluate(t, "Pendulum-v1", n_episodes=5, seed=10_000 + s)
-                r = {"variant": v, "algo": algo, "config": cfg, "seed": s, "budget": b, "return": float(np.mean(ev.returns)),
+                ev = evaluate(t, "Pendulum-v1", n_episodes=5, seed=start_seed(s))
+                r = {"variant": v, "algo": algo, "config": cfg, "seed": s, "budget": b, "eval_seed": start_seed(s), "return": float(np.mean(ev.returns)),
                      "eval_returns": [float(x) for x in ev.returns], "wall_per_1k_s": 1000 * wall / max(b - step0, 1),
                      "load": [load0, os.getloadavg()[0]]}
-                res = [x for x in res if (x["variant"], x["seed"], x["budget"]) != (v, s, b)] + [r]
+                res = [x for x in res if (x["variant"], x["seed"], x["budget"], x.get("eval_seed")) != (v, s, b, r["eval_seed"])] + [r]
                 json.dump(res, open(args.pendulum_out, "w"), indent=1)
                 print(json.dumps(r), flush=True)
     print(summarise_pendulum(res))
@@ -196,12 +217,13 @@ def pendulum(args):
 
 def summarise_pendulum(res):
     from loomnb.eval.stats import stratified_bootstrap_ci, interquartile_mean
-    out = ["| variant | env steps | seeds | IQM return [95% CI] | mean | per seed | wall s per 1k env steps (load) |", "|---|---|---|---|---|---|---|"]
-    for v, b in sorted({(r["variant"], r["budget"]) for r in res}, key=lambda k: (k[1], k[0])):
-        rs = sorted((r for r in res if (r["variant"], r["budget"]) == (v, b)), key=lambda r: r["seed"])
+    starts = lambda r: "10000 + 100 s" if "eval_seed" in r else "10000 + s (shared)"
+    out = ["| variant | env steps | evaluation starts | seeds | IQM return [95% CI] | mean | per seed | wall s per 1k env steps (load) |", "|---|---|---|---|---|---|---|---|"]
+    for v, b, st in sorted({(r["variant"], r["budget"], starts(r)) for r in res}, key=lambda k: (k[1], k[0], k[2])):
+        rs = sorted((r for r in res if (r["variant"], r["budget"], starts(r)) == (v, b, st)), key=lambda r: r["seed"])
         x = np.array([r["return"] for r in rs])
         lo, hi = stratified_bootstrap_ci(x[:, None], seed=0) if len(x) > 1 else (float("nan"),) * 2
-        out.append(f"| {v} | {b} | {len(x)} ({', '.join(str(r['seed']) for r in rs)}) | {interquartile_mean(x):.0f} [{lo:.0f}, {hi:.0f}] | "
+        out.append(f"| {v} | {b} | {st} | {len(x)} ({', '.join(str(r['seed']) for r in rs)}) | {interquartile_mean(x):.0f} [{lo:.0f}, {hi:.0f}] | "
                    f"{x.mean():.0f} | {', '.join(f'{y:.0f}' for y in x)} | {np.mean([r['wall_per_1k_s'] for r in rs]):.1f} "
                    f"({min(r['load'][0] for r in rs):.1f}-{max(r['load'][1] for r in rs):.1f}) |")
     return "\n".join(out)
@@ -254,6 +276,8 @@ if __name__ == "__main__":
     p.add_argument("--explore", type=float, default=0.0, help="linear groups: weight c of a VisitBonus component (c / sqrt(visits)), annealed to 0")
     p.add_argument("--explore-end", type=float, default=0.5, help="share of the run at which the bonus weight reaches 0")
     p.add_argument("--sil", default="", help="self-imitation settings, e.g. sil_coef=1,sil_buffer=64 (WEAVEConfig sil_* fields)")
+    p.add_argument("--ent-final", type=float, default=None, help="entropy coefficient at the end of the run (WEAVEConfig.ent_coef_final; default: constant)")
+    p.add_argument("--ent-start", type=float, default=0.5, help="share of the run after which the entropy coefficient is annealed to --ent-final")
     p.add_argument("--pendulum", default=None, help=f"run Pendulum-v1 variants instead: {', '.join(PENDULUM)} (comma-separated)")
     p.add_argument("--pendulum-seeds", default="0,1,2,3,4"); p.add_argument("--budgets", default="5000,10000,20000")
     p.add_argument("--pendulum-out", default="bench/results/weave_pendulum.json")
@@ -271,7 +295,7 @@ if __name__ == "__main__":
         print(summarise(json.load(open(args.out)))); raise SystemExit
     J = jobs(args); t0 = time.time()
     res = json.load(open(args.out)) if args.resume and os.path.exists(args.out) else []
-    key = lambda j: (j["group"], j["map"], j["seed"], j["w"], j["steps"], j.get("explore"), j.get("explore_end"), json.dumps(j.get("sil"), sort_keys=True))
+    key = lambda j: (j["group"], j["map"], j["seed"], j["w"], j["steps"], j.get("explore"), j.get("explore_end"), json.dumps(j.get("sil"), sort_keys=True), j.get("ent_final"), j.get("ent_start"))
     J = [j for j in J if key(j) not in {key(r) for r in res}]
     if args.workers > 1:
         import multiprocessing as mp

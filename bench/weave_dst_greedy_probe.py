@@ -2,6 +2,7 @@
 and (with self-imitation on) what the memory holds at the end.
 
     python bench/weave_dst_greedy_probe.py --w 0.5 --seed 100 --explore 3 --sil sil_coef=1      # concave, 60k steps
+    [--ent-final 0 --ent-start 0.5]   # the entropy coefficient annealed to 0 over the second half
 
 The settings of bench_weave.py's linear concave group (dst_setup, entropy --ent), one Trainer.train(--steps) call.
 """
@@ -19,11 +20,12 @@ def main():
     p.add_argument("--map", default="concave"); p.add_argument("--steps", type=int, default=60_000)
     p.add_argument("--ent", type=float, default=0.3); p.add_argument("--sil", default="")
     p.add_argument("--explore", type=float, default=0.0); p.add_argument("--explore-end", type=float, default=0.5)
+    p.add_argument("--ent-final", type=float, default=None); p.add_argument("--ent-start", type=float, default=0.5)
     a = p.parse_args()
     import torch; torch.set_num_threads(1); t0 = time.perf_counter()
     from loomnb.train.learner import Trainer
     from loomnb.algos.weave import WeaveRewards
-    cfg, make = B.dst_setup(a.map, dict(beta=(a.w, 1 - a.w), ent_coef=a.ent, **B.sil_settings(a.sil)), a.explore, a.explore_end)
+    cfg, make = B.dst_setup(a.map, dict(beta=(a.w, 1 - a.w), ent_coef=a.ent, **B.sil_settings(a.sil), **({} if a.ent_final is None else dict(ent_coef_final=a.ent_final, ent_anneal_start=a.ent_start))), a.explore, a.explore_end)
     tr = Trainer("weave", env=make(B.BASE["n_envs"]), config=cfg, seed=a.seed); tr.train(a.steps)
     algo, pol = tr.algo, tr.algo.policy
     if getattr(algo, "sil", None) is not None:

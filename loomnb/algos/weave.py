@@ -19,13 +19,15 @@ from ..agents.nets import MLP, layer_init
 from ..fast import make_adam
 from ..envs.wrappers import VecEnvWrapper
 from ..envs.mo import check_weights, reward_vector, reward_names
+from .weave_sil import chebyshev_utility, scalarised_rewards, returns_to_go, sil_loss, SILEpisode, SILEpisodes
+_all_ = ['chebyshev_utility', 'scalarised_rewards', 'returns_to_go', 'sil_loss', 'SILEpisode', 'SILEpisodes']   # re-exported
 from ..train.onpolicy import OnPolicyAlgorithm, explained_variance
 from ..train.learner import TrainState, register_algorithm
 
 # %% auto #0
-__all__ = ['WEAVEConfig', 'mixture_logprob', 'ensemble_value', 'disagreement_weights', 'chebyshev_utility', 'dual_update',
-           'weave_loss', 'scalarised_rewards', 'returns_to_go', 'sil_loss', 'SILEpisode', 'SILEpisodes', 'WEAVEPolicy',
-           'WeaveRewards', 'WEAVE', 'vector_returns']
+__all__ = ['WEAVEConfig', 'mixture_logprob', 'ensemble_value', 'disagreement_weights', 'dual_update', 'weave_loss', 'WEAVEPolicy',
+           'WeaveRewards', 'WEAVE', 'vector_returns', 'chebyshev_utility', 'scalarised_rewards', 'returns_to_go',
+           'sil_loss', 'SILEpisode', 'SILEpisodes']
 
 # %% ../../nbs/46_algos.weave.ipynb #w005
 @dataclass
@@ -39,6 +41,8 @@ class WEAVEConfig(Config):
     clip_eps: float = 0.2              # PPO clip range
     vf_coef: float = 0.5               # Value loss coefficient
     ent_coef: float = 0.01             # Entropy bonus coefficient
+    ent_coef_final: float | None = None  # Entropy coefficient at the end of training (None: ent_coef throughout)
+    ent_anneal_start: float = 0.5      # With ent_coef_final: share of training after which the coefficient goes linearly from ent_coef to it
     max_grad_norm: float = 0.5         # Global gradient-norm clip
     gamma: float = 0.99                # Discount of the scalarised reward (GAE)
     gae_lambda: float = 0.95           # GAE lambda
@@ -70,6 +74,8 @@ class WEAVEConfig(Config):
         for k in ("n_envs", "n_steps", "n_epochs", "batch_size", "n_components", "n_critics", "hidden"): self.check_range(k, 1)
         for k in ("learning_rate", "clip_eps", "max_grad_norm", "return_scale", "obs_scale", "dual_lr"): self.check_range(k, 0, None, lo_open=True)
         for k in ("vf_coef", "ent_coef", "sil_coef", "sil_value_coef"): self.check_range(k, 0)
+        if self.ent_coef_final is not None: self.check_range("ent_coef_final", 0)
+        self.check_range("ent_anneal_start", 0, 1, hi_open=True)
         for k in ("sil_buffer", "sil_batch", "sil_updates"): self.check_range(k, 1)
         self.check_range("schedule_end", 0, 1, lo_open=True)
         for k in ("gamma", "gae_lambda", "mo_gamma"): self.check_range(k, 0, 1)
@@ -93,6 +99,12 @@ class WEAVEConfig(Config):
             if not self.constraints: self._fail("constraints", self.constraints, "{component: minimum return} for beta_mode='dual'")
             for k, v in self.constraints.items():
                 if not isinstance(v, (int, float)) or not math.isfinite(v): self._fail("constraints", self.constraints, f"a finite limit for {k!r}")
+
+    def ent_coef_at(self, progress: float) -> float:
+        "The entropy coefficient at `progress` (share of training done): ent_coef, then linear to ent_coef_final after ent_anneal_start."
+        if self.ent_coef_final is None: return self.ent_coef
+        f = min(1.0, max(0.0, (progress - self.ent_anneal_start) / (1 - self.ent_anneal_start)))
+        return self.ent_coef + f * (self.ent_coef_final - self.ent_coef)
 
     def check_preferences(self, p):
         "Each preference must lie on the simplex (non-negative, summing to 1)."
@@ -123,14 +135,6 @@ def disagreement_weights(values: torch.Tensor, # [B, J] critic values
     m = values.mean(-1, keepdim=True); var = values.var(-1, unbiased=False, keepdim=True)
     return torch.softmax(-(values - m).square() / (var + eps), -1)
 
-def chebyshev_utility(G, # [..., h] vector returns
-                      beta, # [..., h] or [h] weights
-                      utopia, # [h] utopia point z
-                     ):
-    "u(G) = -max_h beta_h |z_h - G_h| (NumPy or torch)."
-    d = beta * abs(utopia - G)
-    return -(d.max(-1) if isinstance(d, np.ndarray) else d.max(-1).values)
-
 def dual_update(lam: float, # Current multiplier (>= 0)
                 limit: float, # Constraint: expected return >= limit
                 observed: float, # Measured mean episode return of the constrained component
@@ -144,70 +148,18 @@ def weave_loss(new_logp, old_logp, adv, # [B] log-probs (current, behaviour) and
                v, v_each, ret, # [B] combined value, [B, J] each critic, [B] targets
                ent, # [B] entropy (or its lower bound)
                cfg: WEAVEConfig, # Coefficients
+               ent_coef: float | None=None, # Entropy coefficient of this update (None: cfg.ent_coef)
               ) -> tuple[torch.Tensor, dict]:
     "Clipped surrogate + vf_coef * L_V (each critic and the combination) - ent_coef * entropy; with detached stats."
     if adv.numel() > 1: adv = (adv - adv.mean()) / (adv.std() + 1e-8)
     logratio = new_logp - old_logp; ratio = logratio.exp()
     pg = -torch.min(ratio * adv, ratio.clamp(1 - cfg.clip_eps, 1 + cfg.clip_eps) * adv).mean()
     vl = 0.5 * ((v_each - ret[:, None]).square().mean() + (v - ret).square().mean())
-    loss = pg + cfg.vf_coef * vl - cfg.ent_coef * ent.mean()
+    loss = pg + cfg.vf_coef * vl - (cfg.ent_coef if ent_coef is None else ent_coef) * ent.mean()
     with torch.no_grad():
         st = dict(policy_loss=pg.detach(), value_loss=vl.detach(), entropy=ent.mean().detach(),
                   approx_kl=((ratio - 1) - logratio).mean(), clipfrac=((ratio - 1).abs() > cfg.clip_eps).float().mean())
     return loss, st
-
-# %% ../../nbs/46_algos.weave.ipynb #wsil1
-def scalarised_rewards(vecs: np.ndarray, # [T, h] reward vectors of one episode
-                       beta: np.ndarray, # [h] weights
-                       cfg: WEAVEConfig, # scalarization, utopia, mo_gamma
-                      ) -> np.ndarray:
-    "[T] scalar rewards: linear beta . R_t, or Chebyshev utility increments u(G_{t+1}) - u(G_t) with G_t = sum_{k<t} mo_gamma^k R_k."
-    vecs, beta = np.asarray(vecs, np.float64), np.asarray(beta, np.float64)
-    if cfg.scalarization == "linear": return vecs @ beta
-    G = np.concatenate([np.zeros((1, vecs.shape[1])), np.cumsum(cfg.mo_gamma ** np.arange(len(vecs))[:, None] * vecs, 0)])
-    return np.diff(chebyshev_utility(G, beta, np.asarray(cfg.utopia, np.float64)))
-
-def returns_to_go(r: np.ndarray, # [T] rewards of one finished episode
-                  gamma: float, # Discount
-                 ) -> np.ndarray:
-    "[T] R_t = sum_{k>=0} gamma^k r_{t+k} (nothing after the episode's last step)."
-    out, acc = np.empty(len(r)), 0.0
-    for t in range(len(r) - 1, -1, -1): acc = r[t] + gamma * acc; out[t] = acc
-    return out
-
-def sil_loss(logp, v, v_each, ret, # [B] log pi(a|s), [B] combined value, [B, J] each critic, [B] returns R
-             cfg: WEAVEConfig, # sil_coef, sil_value_coef
-            ) -> tuple[torch.Tensor, dict]:
-    "sil_coef * (-mean(log pi * (R - V)_+) + sil_value_coef * L_V^sil), the advantage held constant; with detached stats."
-    adv = (ret - v).clamp_min(0).detach()
-    pg = -(logp * adv).mean()
-    vl = 0.5 * ((ret[:, None] - v_each).clamp_min(0).square().mean() + (ret - v).clamp_min(0).square().mean())
-    loss = cfg.sil_coef * (pg + cfg.sil_value_coef * vl)
-    return loss, dict(sil_policy_loss=pg.detach(), sil_value_loss=vl.detach(), sil_adv=adv.mean())
-
-# %% ../../nbs/46_algos.weave.ipynb #wsil4
-class SILEpisode(NamedTuple):
-    "One finished episode for self-imitation."
-    obs: np.ndarray       # [T, ...] observations (as the policy sees them, before obs_scale)
-    actions: np.ndarray   # [T, ...] actions taken
-    vecs: np.ndarray      # [T, h] reward vectors
-    beta: np.ndarray      # [h] weights the episode was collected under
-
-class SILEpisodes:
-    "Self-imitation memory: the `size` best finished episodes by their discounted return under the current weights."
-    def __init__(self, size: int): self.size, self.eps = size, []
-    def __len__(self): return len(self.eps)
-    def add(self, ep: SILEpisode): self.eps.append(ep)
-    def transitions(self, beta, # [h] weights for every episode, or None: each episode's own
-                    cfg: WEAVEConfig, # gamma and the scalarization
-                   ):
-        "Keep the best `size` episodes by start return; (obs, actions, returns-to-go) of their transitions and the best start return."
-        rs = [scalarised_rewards(e.vecs, e.beta if beta is None else beta, cfg) for e in self.eps]
-        start = np.array([r @ cfg.gamma ** np.arange(len(r)) for r in rs])
-        keep = np.argsort(-start, kind="stable")[:self.size]
-        self.eps = [self.eps[i] for i in keep]
-        R = np.concatenate([returns_to_go(rs[i], cfg.gamma) for i in keep])
-        return np.concatenate([e.obs for e in self.eps]), np.concatenate([e.actions for e in self.eps]), R, float(start[keep[0]])
 
 # %% ../../nbs/46_algos.weave.ipynb #w013
 def _mlp(i, o, h, gain=math.sqrt(2), out_gain=1.0):
@@ -444,12 +396,12 @@ class WEAVE(OnPolicyAlgorithm):
 
     def update(self, state: TrainState) -> dict:
         t0, c = time.perf_counter(), self.config
-        lr = self.anneal_lr(state)
+        lr = self.anneal_lr(state); ec = c.ent_coef_at(1 - state.progress_remaining)
         data = self.buffer.tensors(self.device); params = list(self.policy.parameters()); ep = []
         for _ in range(c.n_epochs):
             for mb in self.buffer.minibatches(c.batch_size, self.rng, self.device, data):
                 lp, ent, v, ve = self.policy.evaluate_all(mb.obs, mb.actions)
-                loss, st = weave_loss(lp, mb.logp, mb.advantages, v, ve, mb.returns, ent, c)
+                loss, st = weave_loss(lp, mb.logp, mb.advantages, v, ve, mb.returns, ent, c, ec)
                 self.optimizer.zero_grad(set_to_none=True); loss.backward()
                 gn = nn.utils.clip_grad_norm_(params, c.max_grad_norm); self.optimizer.step()
                 ep.append(torch.stack([*st.values(), gn.detach()]))
@@ -458,6 +410,7 @@ class WEAVE(OnPolicyAlgorithm):
         out = {f"train/{k}": m for k, m in zip(("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "grad_norm"), means)}
         out.update({"train/explained_var": explained_variance(self.buffer.values.ravel(), self.buffer.returns.ravel()),
                     "train/lr": lr})
+        if c.ent_coef_final is not None: out["train/ent_coef"] = ec
         if c.sil_coef > 0: out.update(self.sil_update())
         out["time/update"] = time.perf_counter() - t0
         return out

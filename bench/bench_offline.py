@@ -1,4 +1,4 @@
-"""Offline RL bench: BC, TD3+BC, IQL and CQL on loomnb's own Pendulum datasets, normalised score with a 95% bootstrap CI
+"""Offline RL bench: BC, TD3+BC, IQL and CQL on loomnb's own Pendulum (or MountainCarContinuous, --env) datasets, normalised score with a 95% bootstrap CI
 over seeds, gradient steps/s and peak RSS per run; d3rlpy side by side on the same files and the same budget.
 
 Usage:  python bench/bench_offline.py [--data DIR] [--steps 5000] [--seeds 5] [--datasets medium-replay,medium,expert]
@@ -6,17 +6,19 @@ Usage:  python bench/bench_offline.py [--data DIR] [--steps 5000] [--seeds 5] [-
                                       [--override cql.actor_learning_rate=1e-3 ...]   (loomnb config fields, per algorithm)
         python bench/bench_offline.py --speed 3 --steps 500 --hidden 64 --algos cql   (steps/s only: loomnb, LOOMNB_FAST=0
                                       and d3rlpy interleaved, 3 rounds, no evaluation; writes bench/results/offline_speed.json)
-Data:   DIR/pendulum/<kind>-v0 (Minari format). Missing datasets are made first with
-        loomnb.workflow.offline_data.generate_datasets("Pendulum-v1", DIR, seed=0, n_steps=10_000) (SAC, about 2 minutes).
+Data:   DIR/<env name>/<kind>-v0 (Minari format; DIR/pendulum/... by default). Missing datasets are made first with
+        loomnb.workflow.offline_data.generate_datasets(ENV, DIR, seed=0, n_steps=10_000) (SAC, a few minutes).
 d3rlpy: --d3rlpy makes its own virtualenv (--d3rlpy-venv, default /tmp/loomnb_d3rlpy_venv) with d3rlpy and the gymnasium
         it pins, never touching loomnb's; torch and the other shared dependencies are read from this interpreter's
         site-packages through a .pth file placed after the venv's own. d3rlpy reads the same HDF5 files (h5py) and is
-        evaluated by loomnb's evaluator on the same env and seeds, so only the learner differs.
+        evaluated by loomnb's evaluator on the same env and seeds, so only the learner differs; it trains on exactly the
+        files' transitions (`d3rlpy_columns`, checked against d3rlpy's own count in every run).
 Every run is its own subprocess with one torch thread (peak RSS of that process; steps/s of the training calls only).
 Same hyperparameters on both sides where the libraries share them: batch 256, hidden (256, 256), gamma 0.99, the
 algorithm defaults of loomnb (TD3+BC alpha 2.5 with state normalisation; IQL expectile 0.7, temperature 3; CQL alpha 5,
 10 action samples; BC lr 1e-3). d3rlpy's IQL (expectile, temperature, max weight), CQL (alpha, action samples, learning
-rates) and every algorithm's reward scaler follow loomnb's config of the run, --override included: loomnb's
+rates), TD3+BC (alpha, learning rate, policy delay, tau, target noise, state standardisation) and every algorithm's reward
+scaler follow loomnb's config of the run, --override included: loomnb's
 `reward_scale` "returns_range" / "returns_range_length" is d3rlpy's ReturnBasedRewardScaler with multiplier 1000 / the
 mean episode length, a number its MultiplyRewardScaler.
 """
@@ -54,19 +56,37 @@ def child_loomnb(algo, path, seed, steps, eval_episodes, hidden):
                 steps_per_s=(steps - 10) / dt, metrics=m)
 
 
-def d3rlpy_algo(algo, path, seed, hidden):
-    "d3rlpy's learner of `algo` built on the HDF5 dataset at `path` with loomnb's settings of this run (LOOMNB_BENCH_CONFIG), and the dataset."
-    import numpy as np, h5py, d3rlpy
+def d3rlpy_columns(path):
+    """The Minari dataset at `path` as d3rlpy MDPDataset columns holding exactly its transitions, the episode lengths, the metadata.
+    d3rlpy makes step t of an episode from observations t and t + 1 and drops an unterminated episode's last step (no
+    next observation), so a truncated episode keeps its final observation as one more row (action and reward 0, never
+    part of a transition) which carries the timeout; a terminated episode's rows are its steps (d3rlpy's terminal
+    next state is zeros, never read)."""
+    import numpy as np, h5py
     meta = json.loads((Path(path) / "data" / "metadata.json").read_text())
-    cols = {k: [] for k in ("observations", "actions", "rewards", "terminals", "timeouts")}
+    cols, lengths = {k: [] for k in ("observations", "actions", "rewards", "terminals", "timeouts")}, []
     with h5py.File(Path(path) / "data" / "main_data.hdf5", "r") as f:
         for i in range(meta["total_episodes"]):
             g = f[f"episode_{i}"]
-            cols["observations"].append(g["observations"][:-1]); cols["actions"].append(g["actions"][()])
-            cols["rewards"].append(g["rewards"][()]); cols["terminals"].append(g["terminations"][()]); cols["timeouts"].append(g["truncations"][()])
-    c = {k: np.concatenate(v) for k, v in cols.items()}
+            o, a, r = g["observations"][()], g["actions"][()], g["rewards"][()]
+            te, n = np.asarray(g["terminations"][()], bool), len(a)
+            lengths.append(n)
+            if te[-1]: o, tr = o[:-1], np.zeros(n, bool)
+            else:
+                a, r, te = np.concatenate([a, np.zeros_like(a[:1])]), np.append(r, 0.0).astype(r.dtype), np.zeros(n + 1, bool)
+                tr = np.zeros(n + 1, bool); tr[-1] = True
+            for k, v in zip(cols, (o, a, r, te, tr)): cols[k].append(v)
+    return {k: np.concatenate(v) for k, v in cols.items()}, lengths, meta
+
+
+def d3rlpy_algo(algo, path, seed, hidden):
+    "d3rlpy's learner of `algo` built on the HDF5 dataset at `path` with loomnb's settings of this run (LOOMNB_BENCH_CONFIG), and the dataset."
+    import numpy as np, h5py, d3rlpy
+    c, lengths, meta = d3rlpy_columns(path)
     ds = d3rlpy.dataset.MDPDataset(c["observations"], c["actions"], c["rewards"], c["terminals"], c["timeouts"],
                                    action_space=d3rlpy.constants.ActionSpace.CONTINUOUS)
+    n = sum(e.transition_count for e in ds.episodes)
+    if n != meta["total_steps"]: raise RuntimeError(f"d3rlpy's dataset holds {n} transitions, the files {meta['total_steps']}")
     d3rlpy.seed(seed)
     enc = d3rlpy.models.VectorEncoderFactory([hidden, hidden])
     common = dict(batch_size=256, gamma=0.99, actor_encoder_factory=enc, critic_encoder_factory=enc)
@@ -77,11 +97,17 @@ def d3rlpy_algo(algo, path, seed, hidden):
     if rs == 1.0: rscale = {}
     elif rs == "returns_range": rscale = dict(reward_scaler=d3rlpy.preprocessing.ReturnBasedRewardScaler(multiplier=1000.0))
     elif rs == "returns_range_length":
-        rscale = dict(reward_scaler=d3rlpy.preprocessing.ReturnBasedRewardScaler(multiplier=float(np.mean([len(r) for r in cols["rewards"]]))))
+        rscale = dict(reward_scaler=d3rlpy.preprocessing.ReturnBasedRewardScaler(multiplier=float(np.mean(lengths))))
     else: rscale = dict(reward_scaler=d3rlpy.preprocessing.MultiplyRewardScaler(float(rs)))
     common = {**common, **rscale}
     if algo == "bc": cfg = d3rlpy.algos.BCConfig(batch_size=256, learning_rate=1e-3, encoder_factory=enc, action_scaler=scaler)
-    elif algo == "td3bc": cfg = d3rlpy.algos.TD3PlusBCConfig(alpha=2.5, observation_scaler=d3rlpy.preprocessing.StandardObservationScaler(), action_scaler=scaler, **common)
+    elif algo == "td3bc":
+        lr = lc.get("learning_rate", 3e-4)   # loomnb's one learning rate: d3rlpy's actor and critic rates
+        obs_scaler = dict(observation_scaler=d3rlpy.preprocessing.StandardObservationScaler()) if lc.get("normalize_states", True) else {}
+        cfg = d3rlpy.algos.TD3PlusBCConfig(alpha=lc.get("alpha", 2.5), actor_learning_rate=lr, critic_learning_rate=lr, tau=lc.get("tau", 0.005),
+                                           update_actor_interval=lc.get("policy_delay", 2), target_smoothing_sigma=lc.get("target_noise", 0.2),
+                                           target_smoothing_clip=lc.get("noise_clip", 0.5), n_critics=lc.get("n_critics", 2),
+                                           action_scaler=scaler, **obs_scaler, **common)
     elif algo == "iql": cfg = d3rlpy.algos.IQLConfig(expectile=lc.get("expectile", 0.7), weight_temp=lc.get("temperature", 3.0),
                                                     max_weight=lc.get("max_weight", 100.0), action_scaler=scaler, **common)
     elif algo == "cql":
@@ -246,6 +272,7 @@ def main():
                     "REPS interleaved rounds of loomnb, loomnb with LOOMNB_FAST=0 and d3rlpy per algorithm, --steps each")
     ap.add_argument("--child", nargs=7)
     ap.add_argument("--data", default="/tmp/loomnb_offline_data")
+    ap.add_argument("--env", default="Pendulum-v1", help="env of the datasets: DIR/<env name>/<kind>-v0 (Pendulum-v1, MountainCarContinuous-v0)")
     ap.add_argument("--steps", type=int, default=5000)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--seed0", type=int, default=0, help="first seed (runs seeds seed0 .. seed0 + seeds - 1)")
@@ -269,17 +296,18 @@ def main():
     from loomnb.eval.stats import stratified_bootstrap_ci, aggregate_mean
     data = Path(args.data)
     kinds = args.datasets.split(",")
-    if any(not (data / "pendulum" / f"{k}-v0").exists() for k in kinds):
+    name = args.env.split("-v")[0].lower()
+    if any(not (data / name / f"{k}-v0").exists() for k in kinds):
         from loomnb.workflow.offline_data import generate_datasets
-        missing = tuple(k for k in kinds if not (data / "pendulum" / f"{k}-v0").exists())
+        missing = tuple(k for k in kinds if not (data / name / f"{k}-v0").exists())
         print("making datasets", missing, flush=True)
-        generate_datasets("Pendulum-v1", data, seed=0, n_steps=10_000, kinds=missing)
+        generate_datasets(args.env, data, seed=0, n_steps=10_000, kinds=missing)
     libs = args.libs.split(",") if args.libs else ["loomnb"] + (["d3rlpy"] if args.d3rlpy else [])
     if not set(libs) <= {"loomnb", "d3rlpy"}: raise SystemExit(f"--libs: expected loomnb and/or d3rlpy, got {args.libs!r}")
     py = make_d3rlpy_venv(Path(args.d3rlpy_venv)) if "d3rlpy" in libs else None
     rows, results = [], {}
     for kind in kinds:
-        path = data / "pendulum" / f"{kind}-v0"
+        path = data / name / f"{kind}-v0"
         for algo in args.algos.split(","):
             for lib in libs:
                 runs = []
@@ -295,7 +323,7 @@ def main():
                            peak_rss_mb=float(max(r["peak_rss_mb"] for r in runs)), scores=s.tolist())
                 results[f"{kind}/{algo}/{lib}"] = res
                 rows.append(f"| {kind} | {algo} | {lib} | {res['score']:.1f} [{lo:.1f}, {hi:.1f}] | {res['ret']:.0f} | {res['steps_per_s']:.0f} | {res['peak_rss_mb']:.0f} |")
-    meta = dict(command=" ".join(sys.argv), steps=args.steps, seeds=args.seeds, eval_episodes=args.eval_episodes, hidden=args.hidden,
+    meta = dict(command=" ".join(sys.argv), env=args.env, steps=args.steps, seeds=args.seeds, eval_episodes=args.eval_episodes, hidden=args.hidden,
                 time=time.strftime("%Y-%m-%d %H:%M:%S"), cpu_count=os.cpu_count())
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(dict(meta=meta, results=results), indent=1))

@@ -1,4 +1,4 @@
-"""D4RL-style random / medium / expert / medium-replay / expert-replay datasets made by loomnb's own agents (SAC on Pendulum-v1, DQN on CartPole-v1; any other env with `algo` and budgets given), deterministic from a seed, with reference scores measured on the env.
+"""D4RL-style random / medium / expert / medium-replay / expert-replay datasets made by loomnb's own agents (SAC on Pendulum-v1 and MountainCarContinuous-v0, DQN on CartPole-v1; any other env with `algo` and budgets given), deterministic from a seed, with reference scores measured on the env.
 
 Docs: https://loomorg.github.io/loomnb/workflow.offline_data.html.md"""
 
@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from ..train.learner import Trainer
+from ..train.offpolicy import OffPolicyCollector
+from ..train.noise import OrnsteinUhlenbeckNoise
 from ..envs.registry import make
 from ..eval import evaluate
 from ..buffers.offline import OfflineDatasetBuffer, collect_dataset
@@ -28,6 +30,10 @@ RECIPES = {   # the training runs behind the datasets (overridable per call)
                                                 train_freq=256, gradient_steps=128, exploration_fraction=0.16,
                                                 exploration_final_eps=0.04, hidden=256),
                         medium_steps=15_000, expert_steps=50_000),
+    # SAC acting greedily plus Ornstein-Uhlenbeck noise (rl-zoo's TD3/DDPG noise for this env): SAC's own sampling
+    # rarely reaches the flag in a short run, the correlated noise does
+    "MountainCarContinuous-v0": dict(algo="sac", config=dict(learning_starts=1000, hidden=64), exploration=dict(sigma=0.5),
+                                     medium_steps=12_000, expert_steps=20_000),
 }
 
 # %% ../../nbs/80b_workflow.offline_data.ipynb #c007
@@ -67,6 +73,7 @@ def generate_datasets(env_id: str, # A key of `RECIPES`, or any env with `algo`/
                       n_eval_episodes: int=20, # Episodes of the reference evaluations
                       medium_steps: int | None=None, expert_steps: int | None=None, # Training budgets (default: the recipe's)
                       algo: str | None=None, config: dict | None=None, # Agent and its config overrides (default: the recipe's)
+                      exploration: dict | None=None, # `OrnsteinUhlenbeckNoise` arguments of the training run's exploration (default: the recipe's; {}: the algorithm's own)
                       data_format: str="hdf5", # Minari data format
                       require_expert: bool=True, # Raise when the expert does not beat the random policy (False: write without reference scores)
                      ) -> dict: # kind -> dataset folder, plus "ref_min_score", "ref_max_score", "medium_return"
@@ -74,6 +81,8 @@ def generate_datasets(env_id: str, # A key of `RECIPES`, or any env with `algo`/
     r = RECIPES.get(env_id, {})
     algo, cfg = algo or r.get("algo"), {**r.get("config", {}), **(config or {})}
     medium_steps, expert_steps = medium_steps or r.get("medium_steps"), expert_steps or r.get("expert_steps")
+    exploration = r.get("exploration") if exploration is None else exploration
+    if not isinstance(exploration, (dict, type(None))): raise ValueError(f"`exploration` must be a dict of OrnsteinUhlenbeckNoise arguments or None, got {exploration!r}")
     if algo is None or medium_steps is None or expert_steps is None:
         raise ValueError(f"`env_id` {env_id!r} has no recipe ({', '.join(RECIPES)}): pass `algo`, `medium_steps` and `expert_steps`")
     bad = [k for k in kinds if k not in DATASET_KINDS]
@@ -83,11 +92,13 @@ def generate_datasets(env_id: str, # A key of `RECIPES`, or any env with `algo`/
     paths = {k: Path(root) / name / f"{k}-v0" for k in kinds}
     taken = [str(p) for p in paths.values() if p.exists() and any(p.iterdir())]
     if taken: raise ValueError(f"`root`: datasets exist already ({', '.join(taken)}); datasets are never overwritten")
-    tr = Trainer(algo, env_id, seed=seed, config={**cfg, "buffer_size": expert_steps + 1})
+    noise = {"collector": OffPolicyCollector(env_id=env_id, seed=seed, exploration=OrnsteinUhlenbeckNoise(**exploration))} if exploration else {}
+    tr = Trainer(algo, env_id, seed=seed, config={**cfg, "buffer_size": expert_steps + 1}, **noise)
     space = tr.env.single_action_space
     ev = lambda pol, s: evaluate(pol, env_id, max(n_eval_episodes, 1), deterministic=True, seed=s).mean
     ref_min = float(evaluate(_random_policy(space, seed + 1), env_id, max(n_eval_episodes, 50), seed=seed + 10_000).mean)
-    data, info = {}, dict(env_id=env_id, algo=algo, config=cfg, seed=seed, medium_steps=medium_steps, expert_steps=expert_steps)
+    data, info = {}, dict(env_id=env_id, algo=algo, config=cfg, seed=seed, medium_steps=medium_steps, expert_steps=expert_steps,
+                          **({"exploration": exploration} if exploration else {}))
     stochastic = lambda obs: tr.predict(obs, deterministic=False)
     if "random" in kinds: data["random"] = _rollouts(env_id, _random_policy(space, seed + 2), n_steps, seed + 20_000)
     tr.train(medium_steps)

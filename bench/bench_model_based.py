@@ -298,9 +298,16 @@ def planning_part(seed: int, steps: int, reps: int, out_path: str | None) -> dic
     return rows
 
 
+def label(row) -> str:
+    "A row's algo, with the planner's terminal value named ('pets+critic'), so that the variants stay apart in a summary."
+    tv = row.get("config", {}).get("terminal_value", "none")
+    return row["algo"] if tv == "none" else f"{row['algo']}+{tv}"
+
+
 def summary(rows):
     from loomnb.eval.stats import stratified_bootstrap_ci, interquartile_mean
     out = []
+    rows = [{**r, "algo": label(r)} for r in rows]
     for (a, b) in sorted({(r["algo"], r["budget"]) for r in rows}, key=lambda k: (k[1], k[0])):
         x = np.array([r["return"] for r in rows if r["algo"] == a and r["budget"] == b])
         lo, hi = stratified_bootstrap_ci(x[:, None], seed=0) if len(x) > 1 else (float("nan"),) * 2
@@ -312,7 +319,8 @@ def summary(rows):
             fit = np.mean([t["model_fit"] / r["budget"] * 1000 for t, r in zip(tm, w)])
             if "planning" in tm[0]:
                 plan = np.mean([t["planning"] / r["budget"] * 1000 for t, r in zip(tm, w)])
-                split = f" (model fit {fit:.1f} s, planning {plan:.1f} s incl. the evaluations' planning)"
+                crit = f", critic {np.mean([t['critic'] / r['budget'] * 1000 for t, r in zip(tm, w)]):.1f} s" if "critic" in tm[0] else ""
+                split = f" (model fit {fit:.1f} s, planning {plan:.1f} s incl. the evaluations' planning{crit})"
             else:                       # dreamer: world-model steps, imagination with the actor and critic steps
                 imag = np.mean([t["imagination"] / r["budget"] * 1000 for t, r in zip(tm, w)])
                 split = f" (world model {fit:.1f} s, imagination + actor-critic {imag:.1f} s)"

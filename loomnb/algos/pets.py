@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/algos.pets.html.md"""
 
 # %% ../../nbs/48_algos.pets.ipynb #c002
 from __future__ import annotations
-import math, time
+import functools, math, time
 from dataclasses import dataclass
 from typing import Callable
 import numpy as np
@@ -102,6 +102,8 @@ def colored_basis(H: int, # Horizon (sequence length)
     B = torch.stack(rows)
     return (B / B.pow(2).sum(0).sqrt()).to(dtype)      # every column (step) of unit norm: W = sum of the w_k
 
+_basis = functools.lru_cache(maxsize=64)(colored_basis)   # one basis per (H, beta, dtype): the planner draws with it at every CEM iteration
+
 def colored_noise(shape: tuple, # [..., H, a]: sequences of length H along dim -2 (one per action dimension)
                   beta: float, # Spectral exponent (0: white noise, `torch.randn` itself)
                   generator: torch.Generator | None=None, # Source of the draws
@@ -110,7 +112,7 @@ def colored_noise(shape: tuple, # [..., H, a]: sequences of length H along dim -
     "Standard-normal noise with power spectrum 1/f^beta along dim -2 (iCEM's coloured noise)."
     if beta == 0: return torch.randn(shape, generator=generator, dtype=dtype)
     *lead, H, a = shape
-    B = colored_basis(H, beta, dtype)
+    B = _basis(H, beta, dtype)
     z = torch.randn((*lead, a, B.shape[0]), generator=generator, dtype=dtype)
     return (z @ B).transpose(-1, -2)
 

@@ -139,6 +139,7 @@ def cem_plan(objective: Callable, # [N, pop, H, a] -> [N, pop] scores
              low: float=-1.0, high: float=1.0, # Action box (samples are clipped to it)
              return_best: bool=False, # Return the best-scored sample of all iterations instead of the final mean
              noise_beta: float=0.0, # Colour of the sampling noise along the horizon (`colored_noise`; 0: white)
+             extra: torch.Tensor | None=None, # [N, m, H, a] candidates added to every iteration's samples (e.g. a policy's plans)
             ) -> torch.Tensor: # [N, H, a] the final mean (or the best sample)
     "Cross-entropy-method search for the sequences that maximise `objective`."
     std = torch.full_like(mean, init_std)
@@ -146,6 +147,7 @@ def cem_plan(objective: Callable, # [N, pop, H, a] -> [N, pop] scores
     for _ in range(n_iters):
         eps = colored_noise((mean.shape[0], population, *mean.shape[1:]), noise_beta, generator, mean.dtype)
         samples = (mean[:, None] + std[:, None] * eps).clamp(low, high)
+        if extra is not None: samples = torch.cat([samples, extra], 1)
         scores = objective(samples)
         scores = torch.where(torch.isfinite(scores), scores, torch.full_like(scores, -1e10))
         if return_best:                                    # keep the best candidate seen so far
@@ -225,9 +227,10 @@ class _PETSPlanning:
             if self.critic is not None: return self._value_objective(o, acts, noise, fast)
             if fast is not None: return fast(o, acts, c.particles, noise)
             return ts_rollout(self.model, o, acts, c.particles, self._reward, noise=noise)
+        extra = self.critic.actor_plans(self.model, o, c.actor_candidates, c.horizon) if c.actor_candidates else None
         with torch.no_grad():
             mean = cem_plan(objective, mean, c.population, c.elites, c.cem_iterations, c.init_std, c.cem_alpha, self.gen,
-                            return_best=c.cem_return == "best", noise_beta=c.noise_beta)
+                            return_best=c.cem_return == "best", noise_beta=c.noise_beta, extra=extra)
         self.warm[key] = mean
         self.timers["planning"] += time.perf_counter() - t0
         return mean[:, 0].numpy()

@@ -27,6 +27,7 @@ class TerminalValueConfig(OffPolicyConfig):
     critic_lr: float = 1e-3          # Adam step size of the actor, critics and temperature (rl-zoo3's SAC on Pendulum)
     critic_batch: int = 256          # Minibatch rows per SAC step
     critic_updates: int = 1          # SAC gradient steps per env step (once critic_batch transitions are in the buffer)
+    actor_candidates: int = 0        # Actor plans added to every CEM iteration's candidates (the actor rolled through the model; 0: none)
 
     def validate(self):
         super().validate()
@@ -34,6 +35,9 @@ class TerminalValueConfig(OffPolicyConfig):
         self.check_choice("value_reduce", ("min", "mean"))
         self.check_range("critic_lr", 0, None, lo_open=True)
         for k in ("critic_batch", "critic_updates"): self.check_range(k, 1)
+        self.check_range("actor_candidates", 0)
+        if self.actor_candidates and self.terminal_value != "critic":
+            self._fail("actor_candidates", self.actor_candidates, "0 unless terminal_value='critic' (the actor is the critic's)")
         h = [self.critic_hidden] if isinstance(self.critic_hidden, int) else list(self.critic_hidden)
         if not h or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 1 <= x <= 2**16 for x in h):
             self._fail("critic_hidden", self.critic_hidden, "a positive int or a list of positive ints")
@@ -90,6 +94,21 @@ class PlannerCritic:
         s = obs.reshape(-1, obs.shape[-1])
         q = self.critic(s, self.actor.deterministic(s))
         return (q.min(0).values if self.config.value_reduce == "min" else q.mean(0)).reshape(obs.shape[:-1])
+
+    @torch.no_grad()
+    def actor_plans(self, model, # The dynamics ensemble (predicting state change and reward, raw units)
+                    obs: torch.Tensor, # [N, obs_dim] start observations
+                    m: int, # Plans per observation
+                    horizon: int, # H
+                   ) -> torch.Tensor: # [N, m, H, act_dim] normalised actions
+        "The actor's plans from `obs`: its actions along the ensemble's mean prediction (members averaged), the first plan with the deterministic action, the others sampled."
+        N, d = obs.shape; s, out = obs[:, None].expand(N, m, d).reshape(N * m, d), []
+        for _ in range(horizon):
+            a = self.actor.sample(s)[0].reshape(N, m, -1)
+            a[:, 0] = self.actor.deterministic(s.reshape(N, m, d)[:, 0])
+            out.append(a)
+            s = s + model(torch.cat([s, a.reshape(N * m, -1)], -1).expand(model.n_members, -1, -1)).mean.mean(0)[:, :d]
+        return torch.stack(out, 2)
 
     def nets(self) -> dict: return {"value_actor": self.actor, "value_critic": self.critic, "value_critic_target": self.critic_target}
     def optims(self) -> dict: return {"value_actor_opt": self.actor_opt, "value_critic_opt": self.critic_opt}

@@ -298,9 +298,16 @@ def planning_part(seed: int, steps: int, reps: int, out_path: str | None) -> dic
     return rows
 
 
+def label(row) -> str:
+    "A row's algo, with the planner's terminal value named ('pets+critic'), so that the variants stay apart in a summary."
+    tv = row.get("config", {}).get("terminal_value", "none")
+    return row["algo"] if tv == "none" else f"{row['algo']}+{tv}"
+
+
 def summary(rows):
     from loomnb.eval.stats import stratified_bootstrap_ci, interquartile_mean
     out = []
+    rows = [{**r, "algo": label(r)} for r in rows]
     for (a, b) in sorted({(r["algo"], r["budget"]) for r in rows}, key=lambda k: (k[1], k[0])):
         x = np.array([r["return"] for r in rows if r["algo"] == a and r["budget"] == b])
         lo, hi = stratified_bootstrap_ci(x[:, None], seed=0) if len(x) > 1 else (float("nan"),) * 2
@@ -312,7 +319,8 @@ def summary(rows):
             fit = np.mean([t["model_fit"] / r["budget"] * 1000 for t, r in zip(tm, w)])
             if "planning" in tm[0]:
                 plan = np.mean([t["planning"] / r["budget"] * 1000 for t, r in zip(tm, w)])
-                split = f" (model fit {fit:.1f} s, planning {plan:.1f} s incl. the evaluations' planning)"
+                crit = f", critic {np.mean([t['critic'] / r['budget'] * 1000 for t, r in zip(tm, w)]):.1f} s" if "critic" in tm[0] else ""
+                split = f" (model fit {fit:.1f} s, planning {plan:.1f} s incl. the evaluations' planning{crit})"
             else:                       # dreamer: world-model steps, imagination with the actor and critic steps
                 imag = np.mean([t["imagination"] / r["budget"] * 1000 for t, r in zip(tm, w)])
                 split = f" (world model {fit:.1f} s, imagination + actor-critic {imag:.1f} s)"
@@ -320,6 +328,24 @@ def summary(rows):
                    f"{', '.join(f'{v:.0f}' for v in x)} | {per1k:.1f}{split} |")
     head = "| algo | env steps | seeds | IQM return [95% CI] | mean | per seed | wall s per 1k env steps |\n|---|---|---|---|---|---|---|"
     return "\n".join([head, *out])
+
+
+def paired(rows, a: str, b: str, budget: int) -> str:
+    "Episode by episode on the same starts (seed, eval_seed, episode i): `a`'s return minus `b`'s at `budget`."
+    rows = [{**r, "algo": label(r)} for r in rows if r["budget"] == budget]
+    by = {(r["algo"], r["seed"]): r for r in rows}
+    out, d = [f"| seed | {a} | {b} | {a} - {b} |", "|---|---|---|---|"], []
+    for s in sorted({r["seed"] for r in rows}):
+        ra, rb = by.get((a, s)), by.get((b, s))
+        if ra is None or rb is None: continue
+        if ra["eval_seed"] != rb["eval_seed"]: raise ValueError(f"seed {s}: different starts ({ra['eval_seed']} vs {rb['eval_seed']})")
+        x = np.array(ra["eval_returns"]) - np.array(rb["eval_returns"]); d.extend(x)
+        out.append(f"| {s} | {', '.join(f'{v:.0f}' for v in ra['eval_returns'])} | {', '.join(f'{v:.0f}' for v in rb['eval_returns'])} | "
+                   f"{', '.join(f'{v:+.0f}' for v in x)} |")
+    d = np.array(d)
+    out.append(f"episodes: {len(d)}; {a} better by > 10: {(d > 10).sum()}, within 10: {(abs(d) <= 10).sum()}, "
+               f"{b} better by > 10: {(d < -10).sum()}; mean difference {d.mean():+.1f}")
+    return "\n".join(out)
 
 
 def main():
@@ -339,6 +365,7 @@ def main():
     p.add_argument("--ckpt-dir", default="/tmp/loomnb_pets_probe", help="planner part: where the fitted runs are kept")
     p.add_argument("--json", default=None)
     p.add_argument("--summary", nargs="+", default=None, help="print the table of one or more returns JSONs (rows joined)")
+    p.add_argument("--paired", nargs=3, default=None, metavar=("A", "B", "BUDGET"), help="with --summary: A's minus B's return on each start at BUDGET (labels as in the summary, e.g. pets+critic sac 5000)")
     p.add_argument("--plan-steps", type=int, default=1000, help="env steps of each training run in the planning part")
     p.add_argument("--plan-reps", type=int, default=30, help="interleaved timed plans in the planning part")
     a = p.parse_args()
@@ -346,7 +373,10 @@ def main():
     for kv in a.pets: ALGOS["pets"].update(_kv(kv))
     for kv in a.dreamer: ALGOS["dreamer"].update(_kv(kv))
     if a.summary:
-        print(summary([r for f in a.summary for r in json.load(open(f))])); return
+        rows = [r for f in a.summary for r in json.load(open(f))]
+        print(summary(rows))
+        if a.paired: print(paired(rows, a.paired[0], a.paired[1], int(a.paired[2])))
+        return
     seeds = list(range(a.first_seed, a.first_seed + a.seeds))
     if a.part == "prediction":
         rows = []

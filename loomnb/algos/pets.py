@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/algos.pets.html.md"""
 
 # %% ../../nbs/48_algos.pets.ipynb #c002
 from __future__ import annotations
-import math, time
+import functools, math, time
 from dataclasses import dataclass
 from typing import Callable
 import numpy as np
@@ -16,6 +16,7 @@ from ..train.learner import TrainState, register_algorithm
 from ..train.offpolicy import OffPolicyConfig, OffPolicyAlgorithm
 from ..agents.dynamics import GaussianEnsemble, fit_ensemble
 from ..fast import make_rollout
+from .pets_value import TerminalValueConfig, PlannerCritic, terminal_objective
 
 # %% auto #0
 __all__ = ['KNOWN_REWARDS', 'PETSConfig', 'pendulum_reward', 'register_reward', 'known_reward', 'colored_basis', 'colored_noise',
@@ -23,8 +24,8 @@ __all__ = ['KNOWN_REWARDS', 'PETSConfig', 'pendulum_reward', 'register_reward', 
 
 # %% ../../nbs/48_algos.pets.ipynb #c005
 @dataclass
-class PETSConfig(OffPolicyConfig):
-    "PETS hyperparameters (small-CPU planner defaults; the paper uses E=5, P=20, pop 500, H=30 for its tasks)."
+class PETSConfig(TerminalValueConfig):
+    "PETS hyperparameters (small-CPU planner defaults; the paper uses E=5, P=20, pop 500, H=30 for its tasks); the terminal-value fields are `TerminalValueConfig`'s."
     buffer_size: int = 100_000       # Replay capacity (transitions)
     learning_starts: int = 200       # Uniform random steps before the first model fit (one Pendulum episode)
     learning_rate: float = 1e-3      # Adam step size of the ensemble
@@ -101,6 +102,8 @@ def colored_basis(H: int, # Horizon (sequence length)
     B = torch.stack(rows)
     return (B / B.pow(2).sum(0).sqrt()).to(dtype)      # every column (step) of unit norm: W = sum of the w_k
 
+_basis = functools.lru_cache(maxsize=64)(colored_basis)   # one basis per (H, beta, dtype): the planner draws with it at every CEM iteration
+
 def colored_noise(shape: tuple, # [..., H, a]: sequences of length H along dim -2 (one per action dimension)
                   beta: float, # Spectral exponent (0: white noise, `torch.randn` itself)
                   generator: torch.Generator | None=None, # Source of the draws
@@ -109,7 +112,7 @@ def colored_noise(shape: tuple, # [..., H, a]: sequences of length H along dim -
     "Standard-normal noise with power spectrum 1/f^beta along dim -2 (iCEM's coloured noise)."
     if beta == 0: return torch.randn(shape, generator=generator, dtype=dtype)
     *lead, H, a = shape
-    B = colored_basis(H, beta, dtype)
+    B = _basis(H, beta, dtype)
     z = torch.randn((*lead, a, B.shape[0]), generator=generator, dtype=dtype)
     return (z @ B).transpose(-1, -2)
 
@@ -136,6 +139,7 @@ def cem_plan(objective: Callable, # [N, pop, H, a] -> [N, pop] scores
              low: float=-1.0, high: float=1.0, # Action box (samples are clipped to it)
              return_best: bool=False, # Return the best-scored sample of all iterations instead of the final mean
              noise_beta: float=0.0, # Colour of the sampling noise along the horizon (`colored_noise`; 0: white)
+             extra: torch.Tensor | None=None, # [N, m, H, a] candidates added to every iteration's samples (e.g. a policy's plans)
             ) -> torch.Tensor: # [N, H, a] the final mean (or the best sample)
     "Cross-entropy-method search for the sequences that maximise `objective`."
     std = torch.full_like(mean, init_std)
@@ -143,6 +147,7 @@ def cem_plan(objective: Callable, # [N, pop, H, a] -> [N, pop] scores
     for _ in range(n_iters):
         eps = colored_noise((mean.shape[0], population, *mean.shape[1:]), noise_beta, generator, mean.dtype)
         samples = (mean[:, None] + std[:, None] * eps).clamp(low, high)
+        if extra is not None: samples = torch.cat([samples, extra], 1)
         scores = objective(samples)
         scores = torch.where(torch.isfinite(scores), scores, torch.full_like(scores, -1e10))
         if return_best:                                    # keep the best candidate seen so far
@@ -168,7 +173,9 @@ def ts_rollout(model: GaussianEnsemble, # Ensemble predicting (state delta, rewa
                reward_fn: Callable | None=None, # (obs, actions) -> rewards in the same units, or None: the model's reward
                generator: torch.Generator | None=None, # Source of the Gaussian draws (when `noise` is None)
                noise: torch.Tensor | None=None, # [H, E, N*pop*P/E, d_out] the draws (`ts_noise`), or None: drawn here
-              ) -> torch.Tensor: # [N, pop] mean predicted return over the particles
+               discount: float=1.0, # gamma: step h's reward weighted by gamma^h (1: the plain sum)
+               return_final: bool=False, # Also return the particles' states after H steps [E, N*pop*P/E, obs_dim]
+              ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]: # [N, pop] mean predicted return over the particles
     "TS-inf: each particle follows one member for the whole horizon, sampling each next state from its Gaussian."
     N, pop, H, A = actions.shape
     E = model.n_members; k = n_particles // E; R = N * pop * k
@@ -178,9 +185,11 @@ def ts_rollout(model: GaussianEnsemble, # Ensemble predicting (state delta, rewa
     ret = torch.zeros(E, R, dtype=obs.dtype)
     for h in range(H):
         y = model.sample(torch.cat([s, acts[h]], -1), noise=noise[h])
-        ret = ret + (y[..., -1] if reward_fn is None else reward_fn(s, acts[h]))
+        r = y[..., -1] if reward_fn is None else reward_fn(s, acts[h])
+        ret = ret + (r if discount == 1 else discount ** h * r)
         s = s + y[..., :-1]
-    return ret.reshape(E, N, pop, k).mean((0, 3))
+    ret = ret.reshape(E, N, pop, k).mean((0, 3))
+    return (ret, s) if return_final else ret
 
 # %% ../../nbs/48_algos.pets.ipynb #c022
 class _PETSPlanning:
@@ -215,14 +224,23 @@ class _PETSPlanning:
         fast = self._fast_rollout()
         def objective(acts):   # the draws are made here, for either rollout
             noise = ts_noise(self.model, acts, c.particles, self.gen)
+            if self.critic is not None: return self._value_objective(o, acts, noise, fast)
             if fast is not None: return fast(o, acts, c.particles, noise)
             return ts_rollout(self.model, o, acts, c.particles, self._reward, noise=noise)
+        extra = self.critic.actor_plans(self.model, o, c.actor_candidates, c.horizon) if c.actor_candidates else None
         with torch.no_grad():
             mean = cem_plan(objective, mean, c.population, c.elites, c.cem_iterations, c.init_std, c.cem_alpha, self.gen,
-                            return_best=c.cem_return == "best", noise_beta=c.noise_beta)
+                            return_best=c.cem_return == "best", noise_beta=c.noise_beta, extra=extra)
         self.warm[key] = mean
         self.timers["planning"] += time.perf_counter() - t0
         return mean[:, 0].numpy()
+
+    def _value_objective(self, o, acts, noise, fast):
+        "`terminal_objective`: the discounted rollout's return plus gamma^H times the critic's value of its final states."
+        c, (N, pop, H, _), E = self.config, acts.shape, self.model.n_members
+        if fast is not None: ret, s = fast(o, acts, c.particles, noise, discount=c.gamma, return_final=True)
+        else: ret, s = ts_rollout(self.model, o, acts, c.particles, self._reward, noise=noise, discount=c.gamma, return_final=True)
+        return terminal_objective(ret, self.critic.value(s).reshape(E, N, pop, -1), c.gamma, H)
 
 # %% ../../nbs/48_algos.pets.ipynb #c023
 class PETS(_PETSPlanning, OffPolicyAlgorithm):
@@ -241,16 +259,21 @@ class PETS(_PETSPlanning, OffPolicyAlgorithm):
         self.model.to(self.device)
         self.model_opt = torch.optim.Adam(self.model.parameters(), c.learning_rate, weight_decay=c.weight_decay)
         self._setup_planner()
+        self.critic = PlannerCritic(self.obs_dim, self.act_dim, c, self.device) if c.terminal_value == "critic" else None
+        if self.critic is not None: self.timers["critic"] = 0.0
 
     def seed_rng(self, seed: int):
         super().seed_rng(seed); self.gen.manual_seed(int(seed))
 
-    def _nets(self): return {"model": self.model}
-    def _optims(self): return {"model_opt": self.model_opt}
+    def _nets(self): return {"model": self.model, **({} if self.critic is None else self.critic.nets())}
+    def _optims(self): return {"model_opt": self.model_opt, **({} if self.critic is None else self.critic.optims())}
     def _extra_state(self):
-        return {"gen": self.gen.get_state(), "warm": dict(self.warm), "last_fit": self.last_fit, "n_fits": self.n_fits, "timers": dict(self.timers)}
+        v = {} if self.critic is None else {"value_log_alpha": self.critic.log_alpha.detach().cpu()}
+        return {"gen": self.gen.get_state(), "warm": dict(self.warm), "last_fit": self.last_fit, "n_fits": self.n_fits, "timers": dict(self.timers), **v}
     def _load_extra(self, d):
         if "gen" in d: self.gen.set_state(d["gen"])
+        if self.critic is not None and "value_log_alpha" in d:
+            with torch.no_grad(): self.critic.log_alpha.copy_(torch.as_tensor(d["value_log_alpha"]))
         self.warm = dict(d.get("warm", {})); self.timers = dict(d.get("timers", self.timers))
         self.last_fit, self.n_fits = int(d.get("last_fit", -1)), int(d.get("n_fits", 0))
 
@@ -271,12 +294,19 @@ class PETS(_PETSPlanning, OffPolicyAlgorithm):
         self.timers["model_fit"] += time.perf_counter() - t0
         return m
 
+    def train_critic(self) -> dict:
+        "`critic_updates` SAC steps of the terminal-value critic on the replay buffer."
+        t0 = time.perf_counter(); m = self.critic.train(self.buffer, self.config.critic_updates, self.rng)
+        self.timers["critic"] += time.perf_counter() - t0
+        return {**m, "time/critic_s": self.timers["critic"]}
+
     def update(self, state: TrainState) -> dict:
         "Refit the model every `model_train_freq` env steps once `learning_starts` steps are in the buffer."
         c = self.config
         if state.global_step < c.learning_starts or len(self.buffer) < 2: return {}
-        if self.n_fits and state.global_step - self.last_fit < c.model_train_freq: return {}
-        m = self.fit_model()
+        m = {} if self.critic is None or len(self.buffer) < c.critic_batch else self.train_critic()
+        if self.n_fits and state.global_step - self.last_fit < c.model_train_freq: return m
+        m = {**m, **self.fit_model()}
         self.last_fit, self.n_fits = state.global_step, self.n_fits + 1
         state.n_updates += c.model_steps
         return {**m, "train/model_fits": self.n_fits, "time/model_fit_s": self.timers["model_fit"], "time/planning_s": self.timers["planning"]}

@@ -70,6 +70,9 @@ def pendulum_rollout_kernel(obs, # [N, 3] float32 start observations
                             a_low, a_half, # [1] action box: env action = low + (a + 1) * half
                             k, # particles per member
                             pop, # candidates per observation
+                            disc, # [H] weight of step t's reward (gamma^t), read only when `discounted`
+                            discounted, # False: the plain sum of rewards
+                            final, # [E, d, R] out: the states after H steps (written only when final.shape[0] == E)
                             ret): # [N*pop] out: mean predicted return of each candidate
     "PETS's TS-inf rollout with Pendulum's known reward (the maths of `algos.pets.ts_rollout`); shapes are checked by the caller."
     N, d = obs.shape; H, NP, A = acts.shape; E = W0.shape[0]; w = W0.shape[2]; L = Wh.shape[0]; Do = out_m.shape[0]
@@ -93,12 +96,17 @@ def pendulum_rollout_kernel(obs, # [N, 3] float32 start observations
             for i in range(R):   # Pendulum's reward of (s_t, a_t)
                 u = min(max(a_low[0] + (acts[t, i // k, 0] + np.float32(1.0)) * a_half[0], np.float32(-2.0)), np.float32(2.0))
                 th = math.atan2(S[1, i], S[0, i])
-                acc[i] -= th * th + np.float32(0.1) * S[2, i] * S[2, i] + np.float32(0.001) * u * u
+                r = th * th + np.float32(0.1) * S[2, i] * S[2, i] + np.float32(0.001) * u * u
+                if discounted: acc[i] -= disc[t] * r
+                else: acc[i] -= r
             for c in range(d):   # s <- s + the sampled state change
                 hc, lc, bm, bv, sc, mc = hi[c], lo[c], bo[e, 0, c], bo[e, 0, Do + c], out_s[c], out_m[c]
                 for i in range(R):
                     lv = lc + softplus(hc - softplus(hc - (OT[Do + c, i] + bv)) - lc)
                     S[c, i] += ((OT[c, i] + bm) + expf(np.float32(0.5) * lv) * noise[t, e, c, i]) * sc + mc
+        if final.shape[0] == E:
+            for c in range(d):
+                for i in range(R): final[e, c, i] = S[c, i]
         for i in range(R): ret[i // k] += acc[i] * scale
 
 # %% ../../nbs/36j_fast.planning.ipynb #pl011
@@ -128,7 +136,9 @@ class TSRolloutFast:
                  actions: torch.Tensor, # [N, pop, H, 1] candidate sequences (normalised units)
                  n_particles: int, # P, a multiple of the ensemble size
                  noise: torch.Tensor, # [H, E, N*pop*P/E, 4] standard-normal draws (what `ts_rollout` takes as `noise`)
-                ) -> torch.Tensor: # [N, pop] mean predicted return over the particles
+                 discount: float=1.0, # gamma: step t's reward weighted by gamma^t (1: the plain sum)
+                 return_final: bool=False, # Also return the particles' states after H steps, [E, N*pop*P/E, 3]
+                ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]: # [N, pop] mean predicted return over the particles
         m = self.model; E = m.n_members
         if not isinstance(n_particles, int) or n_particles < 1 or n_particles % E:
             raise ValueError(f"TSRolloutFast: `n_particles` must be a positive multiple of the ensemble size {E}, got {n_particles!r}")
@@ -145,13 +155,18 @@ class TSRolloutFast:
         bh = np.stack([b for _, b in lay[1:]]) if len(lay) > 1 else np.zeros((0, E, 1, w), np.float32)
         acts = np.ascontiguousarray(_arr(actions).transpose(2, 0, 1, 3).reshape(H, N * pop, 1))
         nz = np.ascontiguousarray(_arr(noise).transpose(0, 1, 3, 2))
+        if isinstance(discount, bool) or not isinstance(discount, (int, float)) or not 0 < discount <= 1:
+            raise ValueError(f"TSRolloutFast: `discount` must be a number in (0, 1], got {discount!r}")
         ret = np.empty(N * pop, np.float32)
+        disc = (float(discount) ** np.arange(H)).astype(np.float32)
+        final = np.empty((E, 3, N * pop * k) if return_final else (0, 3, 0), np.float32)
         pendulum_rollout_kernel(np.ascontiguousarray(_arr(obs)), acts, nz, _arr(m.in_norm.mean), _arr(m.in_norm.std),
                                 np.ascontiguousarray(lay[0][0]), np.ascontiguousarray(lay[0][1]), Wh, bh,
                                 np.ascontiguousarray(_arr(m.head.weight).transpose(0, 2, 1)), np.ascontiguousarray(_arr(m.head.bias)),
                                 _arr(m.min_logvar), _arr(m.max_logvar), _arr(m.out_norm.mean), _arr(m.out_norm.std),
-                                self.low, self.half, k, pop, ret)
-        return torch.from_numpy(ret).reshape(N, pop)
+                                self.low, self.half, k, pop, disc, discount != 1, final, ret)
+        ret = torch.from_numpy(ret).reshape(N, pop)
+        return (ret, torch.from_numpy(final.transpose(0, 2, 1).copy())) if return_final else ret
 
 def ts_rollout_fast(model: GaussianEnsemble, # The ensemble PETS plans with
                     reward: str, # One of `ROLLOUT_REWARDS`: the known reward the kernel computes

@@ -10,7 +10,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import bench_offline
 
-D3RLPY_PY = "/tmp/loomnb_d3rlpy_venv/bin/python"
+D3RLPY_VENV = os.environ.get("LOOMNB_D3RLPY_VENV", "/tmp/loomnb_d3rlpy_venv")   # the bench's default; made here when missing
 
 def _dataset(path):
     "Three episodes: truncated (4 steps), terminated (3), truncated mid-run (2): every kind of episode end."
@@ -49,9 +49,15 @@ def test_d3rlpy_columns_hold_every_transition(tmp_path):
         assert term == float(ds.terminated[i])
         if not term: assert np.array_equal(n, ds.next_obs[i])   # (a terminal's next state is never read)
 
-@pytest.mark.skipif(not os.path.exists(D3RLPY_PY), reason="no d3rlpy venv (bench/bench_offline.py makes it with --libs d3rlpy)")
+def _d3rlpy_python():
+    "The bench's d3rlpy venv (pure-Python pins, --no-deps, beside this interpreter's torch), made as the bench makes it."
+    from pathlib import Path
+    try: return str(bench_offline.make_d3rlpy_venv(Path(D3RLPY_VENV)))
+    except Exception as e: pytest.skip(f"could not make the d3rlpy venv at {D3RLPY_VENV} (no package index?): {e}")
+
 def test_d3rlpy_itself_sees_every_transition(tmp_path):
     "d3rlpy's own MDPDataset and transition picker on those columns give the dataset's transitions, next states included."
+    D3RLPY_PY = _d3rlpy_python()
     ds = _dataset(tmp_path / "d")
     code = f"""
 import sys, json, numpy as np, d3rlpy

@@ -6,7 +6,7 @@ Docs: https://loomorg.github.io/loomnb/algos.pets.html.md"""
 
 # %% ../../nbs/48_algos.pets.ipynb #c002
 from __future__ import annotations
-import functools, math, time
+import math, time
 from dataclasses import dataclass
 from typing import Callable
 import numpy as np
@@ -16,11 +16,13 @@ from ..train.learner import TrainState, register_algorithm
 from ..train.offpolicy import OffPolicyConfig, OffPolicyAlgorithm
 from ..agents.dynamics import GaussianEnsemble, fit_ensemble
 from ..fast import make_rollout
+from .pets_noise import colored_basis, colored_noise
+_all_ = ['colored_basis', 'colored_noise']   # re-exported
 from .pets_value import TerminalValueConfig, PlannerCritic, terminal_objective
 
 # %% auto #0
-__all__ = ['KNOWN_REWARDS', 'PETSConfig', 'pendulum_reward', 'register_reward', 'known_reward', 'colored_basis', 'colored_noise',
-           'cem_update', 'cem_plan', 'ts_noise', 'ts_rollout', 'PETS']
+__all__ = ['KNOWN_REWARDS', 'PETSConfig', 'pendulum_reward', 'register_reward', 'known_reward', 'cem_update', 'cem_plan',
+           'ts_noise', 'ts_rollout', 'PETS', 'colored_basis', 'colored_noise']
 
 # %% ../../nbs/48_algos.pets.ipynb #c005
 @dataclass
@@ -84,38 +86,6 @@ def register_reward(env_name: str, # Env id or its name without the version ("Pe
 def known_reward(env_id: str | None) -> Callable | None:
     "The known reward function of `env_id`, or None."
     return None if not env_id else KNOWN_REWARDS.get(str(env_id).split("-v")[0])
-
-# %% ../../nbs/48_algos.pets.ipynb #c016b
-def colored_basis(H: int, # Horizon (sequence length)
-                  beta: float, # Spectral exponent: power at frequency k/H proportional to max(k, 1)^-beta
-                  dtype: torch.dtype=torch.float32,
-                 ) -> torch.Tensor: # [H, H]: row j is the j-th scaled cosine/sine over the H steps
-    "The Fourier basis of `colored_noise`: `z @ basis` with z standard normal [.., H] has spectrum 1/f^beta and unit variance per step."
-    if isinstance(H, bool) or not isinstance(H, (int, np.integer)) or H < 1: raise ValueError(f"colored_basis: `H` must be a positive int, got {H!r}")
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0 <= beta <= 10:
-        raise ValueError(f"colored_basis: `beta` must be a number in [0, 10], got {beta!r}")
-    t, rows = torch.arange(H, dtype=torch.float64), []
-    for k in range(H // 2 + 1):
-        w = (0.5 if k == 0 or 2 * k == H else 1.0) / max(k, 1) ** beta
-        rows.append(math.sqrt(w) * torch.cos(2 * math.pi * k * t / H))
-        if 0 < k and 2 * k != H: rows.append(math.sqrt(w) * torch.sin(2 * math.pi * k * t / H))
-    B = torch.stack(rows)
-    return (B / B.pow(2).sum(0).sqrt()).to(dtype)      # every column (step) of unit norm: W = sum of the w_k
-
-_basis = functools.lru_cache(maxsize=64)(colored_basis)   # one basis per (H, beta, dtype): the planner draws with it at every CEM iteration
-
-def colored_noise(shape: tuple, # [..., H, a]: sequences of length H along dim -2 (one per action dimension)
-                  beta: float, # Spectral exponent (0: white noise, `torch.randn` itself)
-                  generator: torch.Generator | None=None, # Source of the draws
-                  dtype: torch.dtype=torch.float32,
-                 ) -> torch.Tensor: # [..., H, a] unit-variance noise, correlated along the horizon
-    "Standard-normal noise with power spectrum 1/f^beta along dim -2 (iCEM's coloured noise)."
-    if beta == 0: return torch.randn(shape, generator=generator, dtype=dtype)
-    *lead, H, a = shape
-    B = _basis(H, beta, dtype)
-    z = torch.randn((*lead, a, B.shape[0]), generator=generator, dtype=dtype)
-    return (z @ B).transpose(-1, -2)
-
 
 # %% ../../nbs/48_algos.pets.ipynb #c012
 def cem_update(mean: torch.Tensor, # [N, H, a] current mean
